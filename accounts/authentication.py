@@ -1,0 +1,44 @@
+"""`Authorization: Bearer mk_<prefix>_<secret>` authentication for agents (R-TEN, R-API)."""
+
+import hmac
+from datetime import timedelta
+
+from django.utils import timezone
+from django_scopes import scopes_disabled
+from rest_framework import authentication, exceptions
+
+from accounts.models import AgentKey, hash_key
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class AgentKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        parts = header.split()
+        if len(parts) != 2 or parts[0] != self.keyword:
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'")
+        return self.authenticate_key(parts[1])
+
+    def authenticate_key(self, raw_key: str):
+        pieces = raw_key.split("_", 2)
+        if len(pieces) != 3 or pieces[0] != "mk" or not pieces[1] or not pieces[2]:
+            raise exceptions.AuthenticationFailed("malformed API key")
+        with scopes_disabled():
+            key = AgentKey.objects.select_related("team").filter(prefix=pieces[1]).first()
+        if key is None or not hmac.compare_digest(key.key_hash, hash_key(raw_key)):
+            raise exceptions.AuthenticationFailed("invalid API key")
+        if key.revoked_at is not None:
+            raise exceptions.AuthenticationFailed("this API key was revoked")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+            AgentKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
+        return (None, key)
+
+    def authenticate_header(self, request) -> str:
+        return self.keyword

@@ -1,0 +1,11 @@
+"""Test settings: the same module, with fast password hashing and no secure cookies."""
+
+from config.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,408 @@
+"""Request and response shapes of the agent API (R-API). Adapters only: no domain rules here
+beyond types and ranges; services check the rest."""
+
+from rest_framework import serializers
+
+from memory import limits
+from memory.api.fields import (
+    AwareDateTimeField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    string_list,
+)
+from memory.models import MessageRole, NodeType, Scope
+from memory.selectors.query import VALUE_FILTER_OPS
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not know, so a typo is a 400, not a silently ignored value."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+        return super().to_internal_value(data)
+
+
+def identity(*, required: bool = False) -> StrictCharField:
+    return StrictCharField(
+        max_length=limits.IDENTITY_MAX, required=required, allow_blank=not required, trim_whitespace=False
+    )
+
+
+class OwnerFields(StrictSerializer):
+    workspace_id = identity()
+    user_id = identity()
+
+
+class SessionFields(OwnerFields):
+    session_id = identity(required=True)
+
+
+# ---- messages -----------------------------------------------------------------------------
+
+
+class MessageInSerializer(SessionFields):
+    role = serializers.ChoiceField(choices=MessageRole.choices)
+    content = StrictCharField(trim_whitespace=False)
+    parent_id = StrictIntegerField(required=False, allow_null=True, min_value=1)
+    metadata = serializers.DictField(required=False)
+    occurred_at = AwareDateTimeField(required=False, allow_null=True)
+
+
+class MessageBatchInSerializer(StrictSerializer):
+    messages = serializers.ListField(
+        child=MessageInSerializer(), min_length=1, max_length=limits.MESSAGE_BATCH_MAX
+    )
+
+
+class MessageOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    session_id = serializers.CharField(source="session.external_id")
+    workspace_id = serializers.CharField(source="session.workspace_id")
+    user_id = serializers.CharField(source="session.user_id")
+    role = serializers.CharField()
+    content = serializers.CharField()
+    parent_id = serializers.IntegerField(allow_null=True)
+    metadata = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+    occurred_at = serializers.DateTimeField(allow_null=True)
+
+
+class MessageAppendOutSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=serializers.IntegerField())
+    messages = MessageOutSerializer(many=True)
+
+
+class MessageListQuerySerializer(SessionFields):
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.RECENT_MESSAGES_MAX, default=20)
+    before = serializers.IntegerField(required=False, min_value=1)
+
+
+class MessageListOutSerializer(serializers.Serializer):
+    results = MessageOutSerializer(many=True)
+    next = serializers.CharField(allow_null=True)
+
+
+# ---- summaries ----------------------------------------------------------------------------
+
+
+def _summary_list() -> serializers.ListField:
+    return string_list(max_items=limits.SUMMARY_LIST_ITEMS_MAX, max_length=limits.SUMMARY_LIST_ITEM_MAX)
+
+
+class SummaryInSerializer(SessionFields):
+    summary = StrictCharField(trim_whitespace=False)
+    from_message_id = StrictIntegerField(required=False, min_value=1)
+    to_message_id = StrictIntegerField(required=False, min_value=1)
+    current_goal = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    constraints = _summary_list()
+    preferences = _summary_list()
+    decisions = _summary_list()
+    completed_work = _summary_list()
+    pending_work = _summary_list()
+    known_issues = _summary_list()
+
+
+class SummaryOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    session_id = serializers.CharField(source="session.external_id")
+    parent_summary_id = serializers.IntegerField(source="parent_id", allow_null=True)
+    from_message_id = serializers.IntegerField()
+    to_message_id = serializers.IntegerField()
+    summary = serializers.CharField()
+    current_goal = serializers.CharField()
+    constraints = serializers.ListField(child=serializers.CharField())
+    preferences = serializers.ListField(child=serializers.CharField())
+    decisions = serializers.ListField(child=serializers.CharField())
+    completed_work = serializers.ListField(child=serializers.CharField())
+    pending_work = serializers.ListField(child=serializers.CharField())
+    known_issues = serializers.ListField(child=serializers.CharField())
+    created_at = serializers.DateTimeField()
+
+
+class SessionQuerySerializer(SessionFields):
+    pass
+
+
+# ---- nodes ----------------------------------------------------------------------------------
+
+
+class NodeOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    parent_id = serializers.IntegerField(allow_null=True)
+    supersedes_id = serializers.IntegerField(allow_null=True)
+    superseded_by_id = serializers.SerializerMethodField()
+    session_id = serializers.SerializerMethodField()
+    workspace_id = serializers.CharField()
+    user_id = serializers.CharField()
+    scope = serializers.CharField()
+    domain = serializers.CharField()
+    category_path = serializers.ListField(child=serializers.CharField())
+    category_path_text = serializers.CharField()
+    type = serializers.CharField()
+    key = serializers.CharField()
+    value_json = serializers.JSONField(allow_null=True)
+    title = serializers.CharField()
+    content = serializers.CharField()
+    status = serializers.CharField()
+    confidence = serializers.FloatField()
+    importance = serializers.FloatField()
+    tags = serializers.ListField(child=serializers.CharField())
+    entities = serializers.ListField(child=serializers.CharField())
+    explicit = serializers.BooleanField()
+    version = serializers.IntegerField()
+    source_message_ids = serializers.ListField(child=serializers.IntegerField())
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+
+    def get_superseded_by_id(self, node) -> int | None:
+        successor = getattr(node, "superseded_by", None) if _has_successor_cache(node) else None
+        return successor.pk if successor is not None else None
+
+    def get_session_id(self, node) -> str:
+        return node.session.external_id if node.session_id else ""
+
+
+def _has_successor_cache(node) -> bool:
+    try:
+        node.superseded_by  # noqa: B018 - cached by select_related
+    except Exception:  # noqa: BLE001 - RelatedObjectDoesNotExist: no successor
+        return False
+    return True
+
+
+class RelevantNodeOutSerializer(NodeOutSerializer):
+    matched = serializers.SerializerMethodField()
+
+    def get_matched(self, node) -> list[str]:
+        return list(self.context.get("matched", {}).get(node.pk, ()))
+
+
+class NodeInSerializer(StrictSerializer):
+    """A node as an agent proposes it; on update and supersede, omitted fields keep their value."""
+
+    scope = serializers.ChoiceField(choices=Scope.choices, required=False)
+    type = serializers.ChoiceField(choices=NodeType.choices, required=False)
+    domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
+    category_path = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True)
+    value_json = serializers.JSONField(required=False, allow_null=True)
+    title = StrictCharField(max_length=limits.NODE_TITLE_MAX, required=False, allow_blank=True)
+    content = StrictCharField(max_length=limits.NODE_CONTENT_MAX, required=False, allow_blank=True)
+    confidence = StrictFloatField(required=False, min_value=0, max_value=1)
+    importance = StrictFloatField(required=False, min_value=0, max_value=1)
+    tags = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
+    entities = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
+    expires_at = AwareDateTimeField(required=False, allow_null=True)
+    source_message_ids = serializers.ListField(
+        child=StrictIntegerField(min_value=1), required=False, max_length=limits.NODE_SOURCES_MAX
+    )
+    parent_id = StrictIntegerField(required=False, allow_null=True, min_value=1)
+
+
+class ProposeInSerializer(OwnerFields):
+    operation = serializers.ChoiceField(choices=["create", "update", "supersede"])
+    target_id = StrictIntegerField(required=False, min_value=1)
+    node = NodeInSerializer()
+    reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="")
+    session_id = identity()
+    explicit_user_intent = StrictBooleanField(required=False, default=False)
+    expected_version = StrictIntegerField(required=False, min_value=1)
+
+    def validate(self, attrs):
+        if attrs["operation"] in ("update", "supersede") and not attrs.get("target_id"):
+            raise serializers.ValidationError({"target_id": [f"required for {attrs['operation']}"]})
+        if attrs["operation"] == "create":
+            missing = [name for name in ("scope", "type") if name not in attrs["node"]]
+            if missing:
+                raise serializers.ValidationError({f"node.{name}": ["required for create"] for name in missing})
+        return attrs
+
+
+class ProposeOutSerializer(serializers.Serializer):
+    accepted = serializers.BooleanField()
+    operation = serializers.CharField()
+    node_id = serializers.IntegerField(allow_null=True)
+    created = serializers.BooleanField()
+    reason = serializers.CharField(allow_null=True)
+    message = serializers.CharField(allow_blank=True)
+    requires_confirmation = serializers.BooleanField()
+    node = NodeOutSerializer(allow_null=True)
+
+
+class ValueFilterSerializer(StrictSerializer):
+    path = serializers.JSONField(help_text='a key ("level"), a dotted path ("a.b") or a list of keys')
+    op = serializers.ChoiceField(choices=VALUE_FILTER_OPS)
+    value = serializers.JSONField(required=False, allow_null=True)
+
+    def validate_path(self, value):
+        if isinstance(value, str):
+            parts = value.split(".")
+        elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+            parts = value
+        else:
+            raise serializers.ValidationError("a string or a list of strings")
+        return tuple(parts)
+
+
+class MemoryQueryInSerializer(OwnerFields):
+    session_id = identity()
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), required=False, max_length=4)
+    domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False, allow_blank=True)
+    category_path_prefix = serializers.JSONField(required=False, help_text='"a/b" or ["a", "b"]')
+    types = serializers.ListField(
+        child=serializers.ChoiceField(choices=NodeType.choices), required=False, max_length=len(NodeType.choices)
+    )
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True)
+    value_json = serializers.JSONField(required=False, allow_null=True)
+    value_filters = serializers.ListField(child=ValueFilterSerializer(), required=False, max_length=8)
+    tags = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
+    entities = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
+    query_text = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True, trim_whitespace=False)
+    include_expired = StrictBooleanField(required=False, default=False)
+    min_confidence = StrictFloatField(required=False, min_value=0, max_value=1, default=0.0)
+    limit = StrictIntegerField(required=False, min_value=1, max_value=limits.QUERY_LIMIT_MAX, default=limits.QUERY_LIMIT_DEFAULT)
+
+    def validate_category_path_prefix(self, value):
+        return category_path_value(value)
+
+
+def category_path_value(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part for part in value.strip("/").split("/") if part)
+    if isinstance(value, list) and all(isinstance(part, str) and part for part in value):
+        return tuple(value)
+    raise serializers.ValidationError('"a/b" or a list of non-empty strings')
+
+
+class OmissionSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class MemoryQueryOutSerializer(serializers.Serializer):
+    exact = NodeOutSerializer(many=True)
+    relevant = RelevantNodeOutSerializer(many=True)
+    omitted = OmissionSerializer(many=True)
+
+
+class MemoryGetInSerializer(OwnerFields):
+    id = StrictIntegerField(required=False, min_value=1)
+    session_id = identity()
+    type = serializers.ChoiceField(choices=NodeType.choices, required=False)
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False)
+    value_json = serializers.JSONField(required=False, allow_null=True)
+    scope = serializers.ChoiceField(choices=Scope.choices, required=False)
+    domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
+
+    def validate(self, attrs):
+        if not attrs.get("id") and not attrs.get("key"):
+            raise serializers.ValidationError({"id": ["give id, or key (with type, value_json, scope, domain)"]})
+        return attrs
+
+
+class NodeListQuerySerializer(StrictSerializer):
+    scope = serializers.ChoiceField(choices=Scope.choices, required=False)
+    workspace_id = identity()
+    user_id = identity()
+    session_id = identity()
+    domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
+    category_path_prefix = StrictCharField(max_length=600, required=False)
+    type = serializers.ChoiceField(choices=NodeType.choices, required=False)
+    status = serializers.ChoiceField(choices=["active", "superseded", "expired", "deleted"], required=False)
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False)
+    q = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True)
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
+
+
+class AuditEventOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    event_type = serializers.CharField()
+    node_id = serializers.IntegerField(allow_null=True)
+    session_id = serializers.CharField()
+    workspace_id = serializers.CharField()
+    user_id = serializers.CharField()
+    actor = serializers.CharField()
+    reason = serializers.CharField()
+    payload = serializers.JSONField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class NodeHistoryOutSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    chain = NodeOutSerializer(many=True)
+    audit = AuditEventOutSerializer(many=True)
+
+
+# ---- context ---------------------------------------------------------------------------------
+
+
+class BudgetInSerializer(StrictSerializer):
+    enabled = StrictBooleanField(required=False)
+    top_n = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    max_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    recent_messages = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+
+
+class ContextInSerializer(SessionFields):
+    query = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True, default="",
+                            trim_whitespace=False)
+    domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False, allow_blank=True, default="")
+    category_path_prefix = serializers.JSONField(required=False)
+    budget = BudgetInSerializer(required=False)
+
+    def validate_category_path_prefix(self, value):
+        return category_path_value(value)
+
+
+class ContextItemSerializer(serializers.Serializer):
+    section = serializers.CharField()
+    layer = serializers.CharField()
+    kind = serializers.CharField()
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    why = serializers.CharField()
+
+
+class ContextOutSerializer(serializers.Serializer):
+    retrieval_id = serializers.IntegerField(allow_null=True)
+    block = serializers.CharField(allow_blank=True)
+    latest_summary = SummaryOutSerializer(allow_null=True)
+    recent_messages = MessageOutSerializer(many=True)
+    session_memory = NodeOutSerializer(many=True)
+    workspace_memory = NodeOutSerializer(many=True)
+    preferences = NodeOutSerializer(many=True)
+    relevant_nodes = RelevantNodeOutSerializer(many=True)
+    relevant_messages = MessageOutSerializer(many=True)
+    used_memory_ids = serializers.ListField(child=serializers.IntegerField())
+    omitted = OmissionSerializer(many=True)
+    items = ContextItemSerializer(many=True)
+    budget = serializers.JSONField()
+    diagnostics = serializers.JSONField()
+
+
+class RetrievalOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    actor = serializers.CharField()
+    session_id = serializers.CharField()
+    workspace_id = serializers.CharField()
+    user_id = serializers.CharField()
+    query = serializers.CharField()
+    budget = serializers.JSONField()
+    used = serializers.JSONField()
+    omitted = serializers.JSONField()
+    chars_by_layer = serializers.JSONField()
+    tokens_by_layer = serializers.JSONField()
+    total_chars = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    truncated = serializers.BooleanField()
+    store_status = serializers.CharField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    latency_ms = serializers.FloatField()

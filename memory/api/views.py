@@ -1,0 +1,418 @@
+"""The agent API v1 (R-API): thin adapters — validate, call a service or selector, serialise."""
+
+from urllib.parse import urlencode
+
+from django.db import connection
+from django.http import JsonResponse
+from django_scopes import scope
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.api import serializers as s
+from memory.errors import NotFound
+from memory.models import Retrieval
+from memory.selectors.context import ContextRequest, context_build, retrieval_explain
+from memory.selectors.messages import messages_page
+from memory.selectors.nodes import Owner, node_audit_trail, node_chain, node_get, node_list, node_text_filter
+from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
+from memory.selectors.sessions import session_find
+from memory.selectors.summaries import summary_latest, summary_list
+from memory.services.messages import MessageInput, messages_append
+from memory.services.proposals import Proposal, proposal_apply
+from memory.services.sessions import SessionRef
+from memory.services.summaries import LIST_FIELDS, SummaryInput, summary_append
+from memory.validation import text_problem
+
+
+class TeamAPIView(APIView):
+    """Base view: after authentication and permission, everything runs inside the principal's
+    team scope (django-scopes), so an unscoped query raises instead of reading across teams."""
+
+    required_right: str | None = None
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        for key, values in request.query_params.lists():
+            for value in [key, *values]:
+                problem = text_problem(value)
+                if problem:
+                    raise ParseError(f"query parameter {key!r} {problem}")
+        self._team_scope = scope(team=request.principal.team)
+        self._team_scope.__enter__()
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        team_scope = getattr(self, "_team_scope", None)
+        if team_scope is not None:
+            self._team_scope = None
+            team_scope.__exit__(None, None, None)
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    def query(self, serializer_class):
+        serializer = serializer_class(data=self.request.query_params.dict())
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def body(self, serializer_class):
+        serializer = serializer_class(data=self.request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+def session_ref(data) -> SessionRef:
+    return SessionRef.of(session_id=data["session_id"], workspace_id=data.get("workspace_id"),
+                         user_id=data.get("user_id"))
+
+
+def owner_of(data) -> Owner:
+    return Owner(workspace_id=data.get("workspace_id", ""), user_id=data.get("user_id", ""),
+                 session_id=data.get("session_id", ""))
+
+
+class MessagesView(TeamAPIView):
+    """Append messages to a conversation; read its latest messages."""
+
+    @extend_schema(
+        request=s.MessageInSerializer,
+        responses={201: s.MessageAppendOutSerializer},
+        description="Append one message, or a batch `{messages: [...]}` (all or nothing). Returns ids in order.",
+    )
+    def post(self, request):
+        if isinstance(request.data, dict) and "messages" in request.data:
+            items = self.body(s.MessageBatchInSerializer)["messages"]
+        else:
+            items = [self.body(s.MessageInSerializer)]
+        created = messages_append(
+            principal=request.principal,
+            messages=[
+                MessageInput(
+                    session=session_ref(item),
+                    role=item["role"],
+                    content=item["content"],
+                    parent_id=item.get("parent_id"),
+                    metadata=item.get("metadata") or {},
+                    occurred_at=item.get("occurred_at"),
+                )
+                for item in items
+            ],
+        )
+        output = {"ids": [message.pk for message in created], "messages": created}
+        return Response(s.MessageAppendOutSerializer(output).data, status=201)
+
+    @extend_schema(
+        parameters=[s.MessageListQuerySerializer],
+        responses={200: s.MessageListOutSerializer},
+        description="The most recent messages of a session, oldest first; `next` pages to older ones.",
+    )
+    def get(self, request):
+        params = self.query(s.MessageListQuerySerializer)
+        session = session_find(principal=request.principal, ref=session_ref(params))
+        if session is None:
+            return Response({"results": [], "next": None})
+        page = messages_page(session=session)
+        if params.get("before"):
+            page = page.filter(pk__lt=params["before"])
+        newest_first = list(page.select_related("session")[: params["limit"] + 1])
+        has_more = len(newest_first) > params["limit"]
+        results = list(reversed(newest_first[: params["limit"]]))
+        next_url = None
+        if has_more:
+            query = {**request.query_params.dict(), "before": results[0].pk}
+            next_url = request.build_absolute_uri(request.path + "?" + urlencode(query))
+        return Response({"results": s.MessageOutSerializer(results, many=True).data, "next": next_url})
+
+
+class SummaryPagination(CursorPagination):
+    ordering = "pk"
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 200
+
+    def decode_cursor(self, request):
+        try:
+            return super().decode_cursor(request)
+        except Exception as error:  # noqa: BLE001 - DRF raises NotFound for a bad cursor; it is bad input
+            raise ParseError("invalid cursor") from error
+
+
+class NodePagination(SummaryPagination):
+    ordering = "-pk"
+
+
+class SummariesView(TeamAPIView):
+    """Append to and read a session's summary chain."""
+
+    @extend_schema(request=s.SummaryInSerializer, responses={201: s.SummaryOutSerializer})
+    def post(self, request):
+        data = self.body(s.SummaryInSerializer)
+        summary = summary_append(
+            principal=request.principal,
+            data=SummaryInput(
+                session=session_ref(data),
+                summary=data["summary"],
+                from_message_id=data.get("from_message_id"),
+                to_message_id=data.get("to_message_id"),
+                current_goal=data.get("current_goal", ""),
+                lists={name: data[name] for name in LIST_FIELDS if name in data},
+            ),
+        )
+        return Response(s.SummaryOutSerializer(summary).data, status=201)
+
+    @extend_schema(parameters=[s.SessionQuerySerializer], responses={200: s.SummaryOutSerializer(many=True)})
+    def get(self, request):
+        ref = session_ref(self.query(s.SessionQuerySerializer))
+        paginator = SummaryPagination()
+        page = paginator.paginate_queryset(summary_list(principal=request.principal, ref=ref), request, view=self)
+        return paginator.get_paginated_response(s.SummaryOutSerializer(page, many=True).data)
+
+
+class SummaryLatestView(TeamAPIView):
+    @extend_schema(parameters=[s.SessionQuerySerializer], responses={200: s.SummaryOutSerializer})
+    def get(self, request):
+        ref = session_ref(self.query(s.SessionQuerySerializer))
+        return Response(s.SummaryOutSerializer(summary_latest(principal=request.principal, ref=ref)).data)
+
+
+class ContextView(TeamAPIView):
+    """The memory context to inject before a model call (R-CTX)."""
+
+    required_right = "read"
+
+    @extend_schema(request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
+    def post(self, request):
+        data = self.body(s.ContextInSerializer)
+        session_ref(data)  # validates the ids
+        context = context_build(
+            principal=request.principal,
+            request=ContextRequest(
+                owner=owner_of(data),
+                query=data.get("query", ""),
+                domain=data.get("domain", ""),
+                category_path_prefix=data.get("category_path_prefix", ()),
+                budget=data.get("budget"),
+            ),
+        )
+        summaries = context.section("summary")
+        relevant = context.section("relevant")
+        matched = {item.obj.pk: item.matched for item in context.items if item.section == "relevant"}
+        output = {
+            "retrieval_id": context.retrieval_id,
+            "block": context.block,
+            "latest_summary": s.SummaryOutSerializer(summaries[0]).data if summaries else None,
+            "recent_messages": s.MessageOutSerializer(
+                sorted(context.section("recent_messages"), key=lambda m: m.pk), many=True
+            ).data,
+            "session_memory": s.NodeOutSerializer(context.section("session"), many=True).data,
+            "workspace_memory": s.NodeOutSerializer(context.section("workspace"), many=True).data,
+            "preferences": s.NodeOutSerializer(context.section("user_preferences"), many=True).data,
+            "relevant_nodes": s.RelevantNodeOutSerializer(relevant, many=True, context={"matched": matched}).data,
+            "relevant_messages": s.MessageOutSerializer(context.section("earlier_messages"), many=True).data,
+            "used_memory_ids": context.used_memory_ids,
+            "omitted": [{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
+            "items": [{**item.ref, "text": item.text} for item in context.items],
+            "budget": context.budget.as_dict(),
+            "diagnostics": {
+                "enabled": context.budget.enabled,
+                "store_status": context.store_status,
+                "warnings": context.warnings,
+                "truncated": context.truncated,
+                "total_chars": len(context.block),
+                "chars_by_layer": context.chars_by_layer,
+                "tokens_by_layer": context.tokens_by_layer,
+                "counts": context.counts,
+                "latency_ms": context.latency_ms,
+            },
+        }
+        return Response(output)
+
+
+class RetrievalView(TeamAPIView):
+    """What a context call injected and left out, and why (the hit ledger)."""
+
+    @extend_schema(responses={200: s.RetrievalOutSerializer})
+    def get(self, request, retrieval_id: int):
+        principal = request.principal
+        retrieval = Retrieval.objects.filter(team=principal.team, pk=retrieval_id).select_related("session").first()
+        if retrieval is None or (retrieval.workspace_id and not principal.can_read_workspace(retrieval.workspace_id)):
+            raise NotFound(f"no retrieval {retrieval_id}")
+        explained = retrieval_explain(principal=principal, retrieval=retrieval)
+        return Response(
+            {
+                "id": retrieval.pk,
+                "created_at": s.serializers.DateTimeField().to_representation(retrieval.created_at),
+                "actor": retrieval.actor,
+                "session_id": retrieval.session.external_id if retrieval.session_id else "",
+                "workspace_id": retrieval.workspace_id,
+                "user_id": retrieval.user_id,
+                "query": retrieval.query,
+                "budget": retrieval.policy,
+                "used": explained["used"],
+                "omitted": explained["omitted"],
+                "chars_by_layer": retrieval.chars_by_layer,
+                "tokens_by_layer": retrieval.tokens_by_layer,
+                "total_chars": retrieval.total_chars,
+                "total_tokens": retrieval.total_tokens,
+                "truncated": retrieval.truncated,
+                "store_status": retrieval.store_status,
+                "warnings": retrieval.warnings,
+                "latency_ms": retrieval.latency_ms,
+            }
+        )
+
+
+def memory_query_from(data) -> MemoryQuery:
+    return MemoryQuery(
+        owner=owner_of(data),
+        scopes=tuple(data.get("scopes", ())),
+        domain=data.get("domain", ""),
+        category_path_prefix=tuple(data.get("category_path_prefix", ())),
+        types=tuple(data.get("types", ())),
+        key=data.get("key", ""),
+        has_value="value_json" in data,
+        value_json=data.get("value_json"),
+        value_filters=tuple(
+            ValueFilter(path=item["path"], op=item["op"], value=item.get("value")) for item in data.get("value_filters", ())
+        ),
+        tags=tuple(data.get("tags", ())),
+        entities=tuple(data.get("entities", ())),
+        query_text=data.get("query_text", ""),
+        include_expired=data.get("include_expired", False),
+        min_confidence=data.get("min_confidence", 0.0),
+        limit=data.get("limit", 10),
+    )
+
+
+class MemorySearchView(TeamAPIView):
+    """memory_search: a MemoryQuery → {exact, relevant, omitted} (R-QUERY)."""
+
+    required_right = "read"
+
+    @extend_schema(request=s.MemoryQueryInSerializer, responses={200: s.MemoryQueryOutSerializer})
+    def post(self, request):
+        data = self.body(s.MemoryQueryInSerializer)
+        result = memory_query(principal=request.principal, query=memory_query_from(data))
+        return Response(
+            {
+                "exact": s.NodeOutSerializer(result.exact, many=True).data,
+                "relevant": s.RelevantNodeOutSerializer(result.relevant, many=True,
+                                                        context={"matched": result.matched}).data,
+                "omitted": [{"node_id": item.node_id, "reason": item.reason} for item in result.omitted],
+            }
+        )
+
+
+class MemoryGetView(TeamAPIView):
+    """memory_get: one node by id, or the best active node for an exact key (and value)."""
+
+    required_right = "read"
+
+    @extend_schema(request=s.MemoryGetInSerializer, responses={200: s.NodeOutSerializer})
+    def post(self, request):
+        data = self.body(s.MemoryGetInSerializer)
+        if data.get("id"):
+            node = node_get(principal=request.principal, node_id=data["id"])
+        else:
+            query = memory_query_from(
+                {**data, "scopes": [data["scope"]] if data.get("scope") else [],
+                 "types": [data["type"]] if data.get("type") else [], "limit": 1}
+            )
+            found = memory_query(principal=request.principal, query=query).exact
+            if not found:
+                raise NotFound("no active node with that key")
+            node = found[0]
+        return Response(s.NodeOutSerializer(node).data)
+
+
+class MemoryProposeView(TeamAPIView):
+    """memory_propose_update (first form): create, update or supersede a node, validated."""
+
+    required_right = "write"
+
+    @extend_schema(request=s.ProposeInSerializer, responses={200: s.ProposeOutSerializer})
+    def post(self, request):
+        data = self.body(s.ProposeInSerializer)
+        result = proposal_apply(
+            principal=request.principal,
+            proposal=Proposal(
+                operation=data["operation"],
+                node=dict(data["node"]),
+                reason=data.get("reason", ""),
+                target_id=data.get("target_id"),
+                workspace_id=data.get("workspace_id", ""),
+                user_id=data.get("user_id", ""),
+                session_id=data.get("session_id", ""),
+                explicit_user_intent=data.get("explicit_user_intent", False),
+                expected_version=data.get("expected_version"),
+            ),
+        )
+        if result.node is not None:
+            result.node = node_get(principal=request.principal, node_id=result.node.pk)
+        output = {
+            "accepted": result.accepted,
+            "operation": result.operation,
+            "node_id": result.node_id,
+            "created": result.created,
+            "reason": result.reason,
+            "message": result.message,
+            "requires_confirmation": result.requires_confirmation,
+            "node": s.NodeOutSerializer(result.node).data if result.node is not None else None,
+        }
+        return Response(output, status=201 if result.created else 200)
+
+
+class NodeListView(TeamAPIView):
+    @extend_schema(parameters=[s.NodeListQuerySerializer], responses={200: s.NodeOutSerializer(many=True)})
+    def get(self, request):
+        params = self.query(s.NodeListQuerySerializer)
+        if params.get("workspace_id"):
+            request.principal.check_workspace(params["workspace_id"])
+        nodes = node_list(principal=request.principal, filters=params)
+        if params.get("q", "").strip():
+            nodes = node_text_filter(nodes, params["q"])
+        paginator = NodePagination()
+        page = paginator.paginate_queryset(nodes.select_related("superseded_by"), request, view=self)
+        return paginator.get_paginated_response(s.NodeOutSerializer(page, many=True).data)
+
+
+class NodeDetailView(TeamAPIView):
+    @extend_schema(responses={200: s.NodeOutSerializer})
+    def get(self, request, node_id: int):
+        return Response(s.NodeOutSerializer(node_get(principal=request.principal, node_id=node_id)).data)
+
+
+class NodeHistoryView(TeamAPIView):
+    """A node's supersede chain (both directions, oldest first) and the audit trail of the chain."""
+
+    @extend_schema(responses={200: s.NodeHistoryOutSerializer})
+    def get(self, request, node_id: int):
+        node = node_get(principal=request.principal, node_id=node_id)
+        chain = node_chain(principal=request.principal, node=node)
+        audit = node_audit_trail(principal=request.principal, node_ids=[item.pk for item in chain])
+        return Response(
+            {
+                "node_id": node.pk,
+                "chain": s.NodeOutSerializer(chain, many=True).data,
+                "audit": s.AuditEventOutSerializer(audit, many=True).data,
+            }
+        )
+
+
+class HealthView(APIView):
+    """Liveness and database reachability, for load balancers (no authentication)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: serializers.DictField()})
+    def get(self, request):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+            return JsonResponse({"status": "ok", "database": "ok"})
+        except Exception as error:  # noqa: BLE001 - report, do not crash the probe
+            return JsonResponse({"status": "degraded", "database": type(error).__name__}, status=503)
+

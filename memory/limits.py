@@ -1,0 +1,38 @@
+"""Every size limit of the service, in one place (R-OPS, R-API; scenarios S18, S19).
+
+Lengths are in characters (Unicode code points). Text anywhere in a request may not contain
+U+0000 (NUL) or a lone surrogate: such a request is rejected with 400 and nothing is stored,
+on every write path (messages, summaries, nodes, queries).
+"""
+
+MAX_BODY_BYTES_DEFAULT = 4 * 1024 * 1024  # settings.DATA_UPLOAD_MAX_MEMORY_SIZE; larger → 413
+
+IDENTITY_MAX = 128  # workspace_id, user_id, session_id: 1–128 printable characters
+MESSAGE_CONTENT_MAX = 100_000
+MESSAGE_BATCH_MAX = 500
+METADATA_JSON_MAX = 16_000  # serialized characters of a message's metadata
+
+SUMMARY_TEXT_MAX = 20_000
+SUMMARY_LIST_ITEMS_MAX = 50
+SUMMARY_LIST_ITEM_MAX = 1_000
+
+NODE_TITLE_MAX = 200
+NODE_CONTENT_MAX = 4_000
+NODE_DOMAIN_MAX = 64
+NODE_KEY_MAX = 128
+NODE_VALUE_JSON_MAX = 8_000  # serialized characters
+NODE_LIST_ITEMS_MAX = 32  # tags, entities, category path levels
+NODE_LIST_ITEM_MAX = 64
+NODE_SOURCES_MAX = 100
+REASON_MAX = 1_000
+
+QUERY_TEXT_MAX = 4_000
+QUERY_LIMIT_DEFAULT = 10
+QUERY_LIMIT_MAX = 100
+RECENT_MESSAGES_MAX = 100
+PAGE_SIZE_DEFAULT = 50
+PAGE_SIZE_MAX = 200
+
+CONTEXT_TOP_N_MAX = 50
+CONTEXT_MAX_CHARS_MAX = 100_000
+CONTEXT_RECENT_MESSAGES_MAX = 20

@@ -1,0 +1,120 @@
+"""Keyword ranking over a team's rows: the database finds candidates, Python scores them.
+
+The same code runs on PostgreSQL and SQLite, so both give the same ranking for the same
+store (R-QUERY: deterministic by default).
+
+1. Document frequencies: for each query token, count matching rows, stopping at
+   DF_PROBE_CAP (one SQL statement for all tokens). Tokens that reach the cap are common.
+2. Candidates: rows matching any rare token; when every token is common, rows matching all
+   of them plus the most recent rows matching any (at most MAX_CANDIDATES).
+3. Score: BM25F over the fields of `search_tokens` with per-field weights, idf from the
+   probed frequencies. Ties are left to the caller's ordering.
+"""
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import connections
+from django.db.models import QuerySet
+
+from memory.search.fields import TokenQuery
+from memory.search.text import FIELD_SEPARATOR
+
+DF_PROBE_CAP = 200
+MAX_CANDIDATES = 1000
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass
+class Scored:
+    pk: int
+    score: float
+    matched: tuple[str, ...]
+    values: dict = field(default_factory=dict)
+
+
+def document_frequencies(queryset: QuerySet, tokens: Sequence[str]) -> dict[str, int]:
+    """Rows of `queryset` matching each token, capped at DF_PROBE_CAP; one round trip."""
+    if not tokens:
+        return {}
+    parts: list[str] = []
+    params: list = []
+    for index, token in enumerate(tokens):
+        probe = queryset.filter(search_tokens__matches=TokenQuery((token,))).order_by().values("pk")[:DF_PROBE_CAP]
+        sql, probe_params = probe.query.sql_with_params()
+        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS df_{index})")
+        params.extend(probe_params)
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts), params)
+        row = cursor.fetchone()
+    return dict(zip(tokens, (int(count) for count in row), strict=True))
+
+
+def idf(frequency: int) -> float:
+    return math.log(1.0 + DF_PROBE_CAP / (frequency + 0.5))
+
+
+def _candidates(queryset: QuerySet, frequencies: dict[str, int], fields: Sequence[str]) -> list[tuple]:
+    present = [token for token, count in frequencies.items() if count > 0]
+    if not present:
+        return []
+    columns = ("pk", "search_tokens", *fields)
+    rare = [token for token in present if frequencies[token] < DF_PROBE_CAP]
+    if rare:
+        matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(rare)))
+        return list(matching.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES])
+    rows: dict[int, tuple] = {}
+    every = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), "all"))
+    for row in every.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES]:
+        rows[row[0]] = row
+    if len(rows) < MAX_CANDIDATES:
+        some = queryset.filter(search_tokens__matches=TokenQuery(tuple(present)))
+        for row in some.order_by("-pk").values_list(*columns)[: MAX_CANDIDATES - len(rows)]:
+            rows.setdefault(row[0], row)
+    return list(rows.values())
+
+
+def rank(
+    queryset: QuerySet,
+    tokens: Sequence[str],
+    *,
+    weights: Sequence[float],
+    fields: Sequence[str] = (),
+) -> list[Scored]:
+    """Score the rows of `queryset` that match `tokens`, best first (ties in pk order, newest first).
+
+    `weights` gives one weight per field of the row's search_tokens; `fields` are extra
+    columns to return in `Scored.values`.
+    """
+    if not tokens:
+        return []
+    frequencies = document_frequencies(queryset, tokens)
+    rows = _candidates(queryset, frequencies, fields)
+    if not rows:
+        return []
+    weights_of = {token: idf(count) for token, count in frequencies.items() if count > 0}
+    query = set(weights_of)
+    parsed: list[tuple[tuple, dict[str, float], float]] = []
+    for row in rows:
+        tf: dict[str, float] = {}
+        length = 0.0
+        for weight, text in zip(weights, row[1].split(FIELD_SEPARATOR), strict=False):
+            tokens_in_field = text.split()
+            length += weight * len(tokens_in_field)
+            for token, count in Counter(t for t in tokens_in_field if t in query).items():
+                tf[token] = tf.get(token, 0.0) + weight * count
+        parsed.append((row, tf, length))
+    average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
+    scored: list[Scored] = []
+    for row, tf, length in parsed:
+        if not tf:
+            continue
+        norm = 1.0 - BM25_B + BM25_B * (length / average)
+        score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
+        matched = tuple(token for token in tokens if token in tf)
+        scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=dict(zip(fields, row[2:]))))
+    scored.sort(key=lambda item: (-item.score, -item.pk))
+    return scored

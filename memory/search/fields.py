@@ -1,0 +1,102 @@
+"""Model fields and lookups that carry the keyword index on both databases (R-QUERY).
+
+`SearchTokensField` holds the pre-tokenised text (see memory.search.text). The index over it is
+created by migration 0002 for the database in use:
+- PostgreSQL: a stored `search_vector` column = to_tsvector('simple', search_tokens), GIN-indexed;
+- SQLite: an FTS5 table `<table>_fts` (ascii tokenizer) kept in sync by triggers.
+Because both index the same tokens, both answer the same matches.
+
+Lookups:
+- `search_tokens__matches=TokenQuery(tokens, mode)` — any/all of the tokens;
+- `tags__has_item="x"` on a JSON list field — the list contains the string.
+"""
+
+from dataclasses import dataclass
+
+from django.db import models
+from django.db.models import Lookup
+
+_SAFE_TOKEN_CHARS = frozenset("\"'\\|&!():*<>")
+
+
+@dataclass(frozen=True)
+class TokenQuery:
+    tokens: tuple[str, ...]
+    mode: str = "any"  # "any" | "all"
+
+    def __post_init__(self) -> None:
+        if not self.tokens:
+            raise ValueError("a TokenQuery needs at least one token")
+        if self.mode not in ("any", "all"):
+            raise ValueError(f"mode must be 'any' or 'all', not {self.mode!r}")
+        for token in self.tokens:
+            if not token or any(ch in _SAFE_TOKEN_CHARS or ch.isspace() for ch in token):
+                raise ValueError(f"not a token: {token!r}")
+
+    def as_tsquery(self) -> str:
+        joiner = " | " if self.mode == "any" else " & "
+        return joiner.join(f"'{token}'" for token in self.tokens)
+
+    def as_fts5(self) -> str:
+        joiner = " OR " if self.mode == "any" else " AND "
+        return joiner.join(f'"{token}"' for token in self.tokens)
+
+
+class SearchTokensField(models.TextField):
+    """Pre-tokenised search text; see the module docstring for the index behind it."""
+
+
+def fts_table(model: type[models.Model]) -> str:
+    return f"{model._meta.db_table}_fts"
+
+
+@SearchTokensField.register_lookup
+class TokensMatch(Lookup):
+    lookup_name = "matches"
+    prepare_rhs = False
+
+    def get_db_prep_lookup(self, value, connection):
+        return ("%s", [value])
+
+    def _query(self) -> TokenQuery:
+        if not isinstance(self.rhs, TokenQuery):
+            raise TypeError("search_tokens__matches takes a TokenQuery")
+        return self.rhs
+
+    def as_postgresql(self, compiler, connection):
+        column = f"{compiler.quote_name_unless_alias(self.lhs.alias)}.search_vector"
+        return f"{column} @@ to_tsquery('simple'::regconfig, %s)", [self._query().as_tsquery()]
+
+    def as_sqlite(self, compiler, connection):
+        model = self.lhs.target.model
+        alias = compiler.quote_name_unless_alias(self.lhs.alias)
+        table = fts_table(model)
+        return (
+            f"{alias}.\"id\" IN (SELECT rowid FROM \"{table}\" WHERE \"{table}\" MATCH %s)",
+            [self._query().as_fts5()],
+        )
+
+    def as_sql(self, compiler, connection):
+        raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
+
+
+@models.JSONField.register_lookup
+class JsonListHasItem(Lookup):
+    """`field__has_item="x"`: a JSON array field contains the string x (same on both databases)."""
+
+    lookup_name = "has_item"
+    prepare_rhs = False
+
+    def as_postgresql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"({lhs})::jsonb @> jsonb_build_array(%s::text)", [*lhs_params, self.rhs]
+
+    def as_sqlite(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return (
+            f"EXISTS (SELECT 1 FROM json_each({lhs}) WHERE json_each.type = 'text' AND json_each.value = %s)",
+            [*lhs_params, self.rhs],
+        )
+
+    def as_sql(self, compiler, connection):
+        raise NotImplementedError(f"has_item is not implemented for {connection.vendor}")

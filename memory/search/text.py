@@ -1,0 +1,129 @@
+"""Normalise and tokenise Chinese, English and mixed text for keyword search (R-QUERY).
+
+normalize: NFKC (full-width → half-width), case-fold, traditional → simplified (OpenCC t2s).
+Tokens, the standard CJK-analyzer approach:
+- a run of letters/digits of non-CJK scripts is one word (`staging`, `50`, `pytest`);
+- a run of CJK characters gives its character bigrams, plus every character as a unigram
+  so that one-character queries still match. Runs never join across punctuation or script
+  changes, so `发布前先跑pytest再推到Staging环境` yields `pytest`, `staging`, `环境`, … and
+  `少油，少辣` never yields `油少`.
+A query uses bigrams for CJK runs of two or more characters, the unigram for a
+one-character run, and drops English stop words.
+"""
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+
+import opencc
+
+_T2S = opencc.OpenCC("t2s")
+
+# Han (with extensions and compatibility forms), kana and Hangul syllables.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
+_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+
+MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
+MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
+FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
+
+ENGLISH_STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves s t d ll m o re ve y
+    """.split()
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-fold and fold traditional Chinese to simplified. Length may change."""
+    return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _runs(normalized: str) -> Iterator[tuple[str, str]]:
+    for match in _RUNS.finditer(normalized):
+        cjk, word = match.groups()
+        if cjk:
+            yield "cjk", cjk
+        elif len(word) <= MAX_WORD_LENGTH:
+            yield "word", word
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def index_tokens(text: str) -> list[str]:
+    """All tokens of `text` for the index, in order: words, CJK bigrams, then CJK unigrams."""
+    tokens: list[str] = []
+    unigrams: list[str] = []
+    for kind, run in _runs(normalize(text)):
+        if kind == "word":
+            tokens.append(run)
+        else:
+            tokens.extend(_bigrams(run))
+            unigrams.extend(run)
+    tokens.extend(unigrams)
+    return tokens
+
+
+def query_tokens(text: str) -> list[str]:
+    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words)."""
+    seen: dict[str, None] = {}
+    for kind, run in _runs(normalize(text)):
+        if kind == "word":
+            if run not in ENGLISH_STOP_WORDS:
+                seen.setdefault(run)
+        elif len(run) == 1:
+            seen.setdefault(run)
+        else:
+            for gram in _bigrams(run):
+                seen.setdefault(gram)
+    return list(seen)
+
+
+def _bounded(tokens: list[str], budget: int) -> list[str]:
+    if len(tokens) <= budget:
+        return tokens
+    distinct = list(dict.fromkeys(tokens))
+    if len(distinct) <= budget:
+        return distinct
+    half = budget // 2
+    return distinct[:half] + distinct[-(budget - half) :]
+
+
+def document_tokens(fields: Iterable[str]) -> str:
+    """The `search_tokens` column for a document made of `fields` (title, content, …).
+
+    Fields are separated by FIELD_SEPARATOR so scoring can weigh them. A very long document
+    keeps its distinct tokens from the head and the tail (MAX_INDEX_TOKENS in all), so the
+    end of a long text stays searchable; the stored text itself is never shortened.
+    """
+    field_tokens = [index_tokens(field) for field in fields]
+    total = sum(len(tokens) for tokens in field_tokens)
+    if total > MAX_INDEX_TOKENS:
+        share = max(1, MAX_INDEX_TOKENS // max(1, len(field_tokens)))
+        field_tokens = [_bounded(tokens, share) for tokens in field_tokens]
+    return FIELD_SEPARATOR.join(" ".join(tokens) for tokens in field_tokens)
+
+
+def json_strings(value: object) -> Iterator[str]:
+    """Every string leaf (and object key) of a JSON value, depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, (int, float)):
+        yield str(value)

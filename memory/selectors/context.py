@@ -1,0 +1,407 @@
+"""The memory context injected before each model call, within a budget (seed 000 默认自动检索,
+seed 004 L0–L5 and §10 前置注入; R-CTX, first version).
+
+Sections of the rendered block, in display order, with the layer each belongs to:
+  L1 [Workspace and team memory]  active workspace and global constraints, decisions, facts
+  L2 [User preferences]           the end user's active preferences and constraints
+  L3 [Conversation summary]       the session's latest summary
+  L3 [Recent messages]            the last `recent_messages` turns, oldest first
+  L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
+  L5 [Relevant memories]          nodes relevant to the query (keyword search)
+  L5 [Earlier messages]           earlier turns relevant to the query (episodic recall)
+L5 holds at most `top_n` hits, nodes and messages interleaved by rank.
+
+The whole block — headers, separators, summary — stays within `max_chars` characters.
+When it would not, items are left out in reverse priority: recent messages (oldest first),
+then the summary, then L5 hits (lowest ranked first), then L2, L1 and L4. An item is never
+cut: it fits whole or is left out. A message is shown as one line of at most
+MESSAGE_EXCERPT_CHARS characters (longer ones end with "…"). Every node left out for the
+budget is reported as `over_limit`.
+
+A failure in one part (say, keyword search) is logged, reported in diagnostics with
+store_status "degraded", and the other parts are still returned.
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import DatabaseError
+from django.db.models import F, Q
+from django.db.models.expressions import OrderBy
+
+from accounts.principal import Principal
+from memory.models import Message, Node, NodeStatus, NodeType, Retrieval, Scope, Session, Summary
+from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
+from memory.selectors.messages import MessageHit, messages_recent, messages_search
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, unexpired, visible_nodes
+from memory.selectors.ordering import seed_order_by
+from memory.selectors.query import MemoryQuery, Omission, memory_query, nodes_in_order
+
+logger = logging.getLogger(__name__)
+
+MESSAGE_EXCERPT_CHARS = 280
+DEFAULT_LIST_MAX = 20  # per default layer, before the budget
+
+SECTIONS = {  # display order
+    "workspace": ("L1", "[Workspace and team memory]"),
+    "user_preferences": ("L2", "[User preferences]"),
+    "summary": ("L3", "[Conversation summary]"),
+    "recent_messages": ("L3", "[Recent messages]"),
+    "session": ("L4", "[This session]"),
+    "relevant": ("L5", "[Relevant memories]"),
+    "earlier_messages": ("L5", "[Earlier messages]"),
+}
+LAYERS = ("L1", "L2", "L3", "L4", "L5")
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    owner: Owner
+    query: str = ""
+    domain: str = ""
+    category_path_prefix: tuple[str, ...] = ()
+    budget: dict[str, Any] | None = None
+
+
+@dataclass
+class Item:
+    section: str
+    kind: str  # node | message | summary
+    obj: Any
+    text: str
+    why: str
+    matched: tuple[str, ...] = ()
+
+    @property
+    def layer(self) -> str:
+        return SECTIONS[self.section][0]
+
+    @property
+    def ref(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "layer": self.layer,
+            "kind": self.kind,
+            "id": self.obj.pk,
+            "why": self.why,
+            "matched": list(self.matched),
+            "chars": len(self.text),
+        }
+
+
+@dataclass
+class MemoryContext:
+    retrieval_id: int | None
+    block: str
+    budget: Budget
+    items: list[Item]
+    omitted: list[Omission]
+    warnings: list[str]
+    store_status: str
+    chars_by_layer: dict[str, int]
+    tokens_by_layer: dict[str, int]
+    truncated: bool
+    latency_ms: float
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def section(self, name: str) -> list[Any]:
+        return [item.obj for item in self.items if item.section == name]
+
+    @property
+    def used_memory_ids(self) -> list[int]:
+        return [item.obj.pk for item in self.items if item.kind == "node"]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _excerpt(text: str, limit: int = MESSAGE_EXCERPT_CHARS) -> str:
+    line = _one_line(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ()) -> Item:
+    return Item(section, "node", node, "- " + _one_line(node.content or node.title), why, matched)
+
+
+def _message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
+    text = f"{message.role}: {_excerpt(message.content)}"
+    if section == "earlier_messages":
+        when = (message.occurred_at or message.created_at).date().isoformat()
+        text = f"- [{when}] {text}"
+    return Item(section, "message", message, text, why, matched)
+
+
+def render(items: list[Item]) -> str:
+    """The text block for `items`: sections in display order, recent messages oldest first."""
+    blocks = []
+    for section, (_, header) in SECTIONS.items():
+        lines = [item for item in items if item.section == section]
+        if not lines:
+            continue
+        if section == "recent_messages":
+            lines.sort(key=lambda item: item.obj.pk)
+        blocks.append(header + "\n" + "\n".join(item.text for item in lines))
+    return "\n\n".join(blocks)
+
+
+def _default_layer(nodes, *, types=None, order_by_importance: bool) -> list[Node]:
+    nodes = nodes.filter(status=NodeStatus.ACTIVE).filter(unexpired())
+    if types:
+        nodes = nodes.filter(type__in=types)
+    order = seed_order_by()
+    if order_by_importance:
+        order = [OrderBy(F("importance"), descending=True), *order]
+    return nodes_in_order(list(nodes.order_by(*order).values_list("pk", flat=True)[:DEFAULT_LIST_MAX]))
+
+
+@dataclass
+class _Gathered:
+    candidates: list[Item] = field(default_factory=list)  # in fill priority order
+    omitted: list[Omission] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    degraded: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def fail(self, part: str, error: Exception) -> None:
+        logger.exception("context: %s failed", part)
+        self.warnings.append(f"{part} unavailable ({type(error).__name__}); answered without it")
+        self.degraded = True
+
+
+def _gather(principal: Principal, request: ContextRequest, budget: Budget, session: Session | None) -> _Gathered:
+    gathered = _Gathered()
+    base = visible_nodes(principal=principal, owner=request.owner, session=session)
+    if request.domain:
+        base = base.filter(domain=request.domain)
+    if request.category_path_prefix:
+        base = base.filter(category_path_prefix_q(list(request.category_path_prefix)))
+
+    defaults: list[Item] = []
+    try:
+        if session is not None:
+            defaults += [_node_item("session", node, "session_memory")
+                         for node in _default_layer(base.filter(scope=Scope.SESSION), order_by_importance=False)]
+        defaults += [
+            _node_item("workspace", node, "workspace_memory")
+            for node in _default_layer(
+                base.filter(scope__in=[Scope.WORKSPACE, Scope.GLOBAL]),
+                types=[NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT],
+                order_by_importance=True,
+            )
+        ]
+        if request.owner.user_id:
+            defaults += [
+                _node_item("user_preferences", node, "user_preference")
+                for node in _default_layer(
+                    base.filter(scope=Scope.USER),
+                    types=[NodeType.PREFERENCE, NodeType.CONSTRAINT],
+                    order_by_importance=True,
+                )
+            ]
+    except DatabaseError as error:
+        gathered.fail("default memory layers", error)
+
+    hits: list[Item] = []
+    recent: list[Message] = []
+    summary: Summary | None = None
+    try:
+        if session is not None:
+            recent = messages_recent(session=session, limit=budget.recent_messages)
+            summary = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
+    except DatabaseError as error:
+        gathered.fail("conversation window", error)
+
+    if request.query.strip() and budget.top_n > 0:
+        listed = {item.obj.pk for item in defaults}
+        node_hits: list[Item] = []
+        message_hits: list[MessageHit] = []
+        try:
+            result = memory_query(
+                principal=principal,
+                query=MemoryQuery(
+                    owner=request.owner,
+                    domain=request.domain,
+                    category_path_prefix=request.category_path_prefix,
+                    query_text=request.query,
+                    limit=min(100, budget.top_n + len(listed)),
+                ),
+            )
+            node_hits = [
+                _node_item("relevant", node, "relevant", result.matched.get(node.pk, ()))
+                for node in result.relevant
+                if node.pk not in listed
+            ]
+            gathered.omitted += [item for item in result.omitted if item.node_id not in listed]
+        except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
+            gathered.fail("memory search", error)
+        try:
+            if session is not None:
+                message_hits = messages_search(
+                    principal=principal,
+                    session=session,
+                    query_text=request.query,
+                    limit=budget.top_n,
+                    exclude_ids={message.pk for message in recent},
+                )
+        except Exception as error:  # noqa: BLE001 - as above
+            gathered.fail("message search", error)
+        message_items = [_message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in message_hits]
+        interleaved: list[Item] = []
+        for index in range(max(len(node_hits), len(message_items))):
+            interleaved += node_hits[index : index + 1] + message_items[index : index + 1]
+        hits = interleaved[: budget.top_n]
+        gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
+                             if item.kind == "node"]
+
+    # Fill priority: L4, L1, L2, L5 hits, the summary, recent messages newest first.
+    priority = {"session": 0, "workspace": 1, "user_preferences": 2}
+    gathered.candidates = sorted(defaults, key=lambda item: priority[item.section]) + hits
+    if summary is not None:
+        gathered.candidates.append(Item("summary", "summary", summary, _one_line(summary.summary), "summary"))
+    gathered.candidates += [_message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
+    gathered.counts = {
+        "default_nodes": len(defaults),
+        "retrieval_hits": len(hits),
+        "recent_messages": len(recent),
+    }
+    return gathered
+
+
+def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]]:
+    """Greedy fill in priority order: each item goes in whole if the rendered block still fits."""
+    chosen: list[Item] = []
+    dropped: list[Item] = []
+    for item in candidates:
+        chosen.append(item)
+        if len(render(chosen)) > max_chars:
+            chosen.pop()
+            dropped.append(item)
+    return chosen, dropped
+
+
+def context_build(*, principal: Principal, request: ContextRequest) -> MemoryContext:
+    """Build, render and record the memory context for one model call (R-CTX).
+
+    Returns a MemoryContext whose `block` is at most `budget.max_chars` characters and whose
+    `retrieval_id` names the hit-ledger row. Raises AccessDenied for a workspace outside a
+    key's limit and InvalidInput for bad ids; never fails because a search part failed.
+    """
+    started = time.perf_counter()
+    budget = budget_resolve(request.budget)
+    principal.check_workspace(request.owner.workspace_id)
+    session = owner_session(principal=principal, owner=request.owner)
+    gathered = _Gathered()
+    if budget.enabled:
+        gathered = _gather(principal, request, budget, session)
+    chosen, dropped = _fit(gathered.candidates, budget.max_chars)
+    omitted = gathered.omitted + [Omission(item.obj.pk, "over_limit") for item in dropped if item.kind == "node"]
+    block = render(chosen)
+    chars_by_layer = {layer: 0 for layer in LAYERS}
+    tokens_by_layer = {layer: 0 for layer in LAYERS}
+    for item in chosen:
+        chars_by_layer[item.layer] += len(item.text)
+        tokens_by_layer[item.layer] += estimate_tokens(item.text)
+    status = "disabled" if not budget.enabled else ("degraded" if gathered.degraded else "ok")
+    warnings = list(budget.warnings) + gathered.warnings
+    if dropped:
+        warnings.append(f"{len(dropped)} item(s) left out to stay within max_chars={budget.max_chars}")
+    context = MemoryContext(
+        retrieval_id=None,
+        block=block,
+        budget=budget,
+        items=chosen,
+        omitted=omitted,
+        warnings=warnings,
+        store_status=status,
+        chars_by_layer=chars_by_layer,
+        tokens_by_layer=tokens_by_layer,
+        truncated=bool(dropped),
+        latency_ms=0.0,
+        counts={**gathered.counts, "dropped_for_budget": len(dropped), "omitted_nodes": len(omitted)},
+    )
+    context.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    context.retrieval_id = _record(principal, request, session, context)
+    return context
+
+
+def _record(principal: Principal, request: ContextRequest, session: Session | None, context: MemoryContext) -> int | None:
+    """Write the hit-ledger row: ids, reasons and sizes — never the injected text."""
+    try:
+        retrieval = Retrieval.objects.create(
+            team=principal.team,
+            actor=principal.actor,
+            agent_key=principal.agent_key,
+            session=session,
+            workspace_id=request.owner.workspace_id,
+            user_id=request.owner.user_id,
+            query=request.query,
+            domain=request.domain,
+            policy=context.budget.as_dict(),
+            items=[item.ref for item in context.items],
+            omitted=[{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
+            used_node_ids=context.used_memory_ids,
+            message_ids=[item.obj.pk for item in context.items if item.kind == "message"],
+            summary_id=next((item.obj.pk for item in context.items if item.kind == "summary"), None),
+            chars_by_layer=context.chars_by_layer,
+            tokens_by_layer=context.tokens_by_layer,
+            total_chars=len(context.block),
+            total_tokens=estimate_tokens(context.block),
+            truncated=context.truncated,
+            store_status=context.store_status,
+            warnings=context.warnings,
+            latency_ms=context.latency_ms,
+        )
+    except DatabaseError:
+        logger.exception("context: could not record the retrieval")
+        context.warnings.append("the hit ledger could not record this call")
+        return None
+    return retrieval.pk
+
+
+def explain_omission(reason: str, node_id: int) -> str:
+    return {
+        "expired": "it has expired",
+        "superseded": "a newer memory replaced it",
+        "low_confidence": "its confidence is below the minimum",
+        "conflict_lost": "another memory with the same key takes precedence",
+        "over_limit": "left out to stay within the budget",
+    }.get(reason, reason)
+
+
+def explain_item(ref: dict[str, Any]) -> str:
+    why = ref.get("why")
+    if why == "relevant" and ref.get("matched"):
+        return "relevant to the query (matched " + ", ".join(ref["matched"]) + ")"
+    return {
+        "session_memory": "remembered for this session",
+        "workspace_memory": "a standing workspace or team memory",
+        "user_preference": "a preference or constraint of this user",
+        "relevant": "relevant to the query",
+        "summary": "the latest summary of this conversation",
+        "recent_message": "one of the latest messages of this conversation",
+    }.get(why, why or "")
+
+
+def retrieval_explain(*, principal: Principal, retrieval: Retrieval) -> dict[str, Any]:
+    """What a context call injected and left out, and why, in plain words (no scores, no SQL)."""
+    node_ids = [ref["id"] for ref in retrieval.items if ref["kind"] == "node"] + [
+        item["node_id"] for item in retrieval.omitted
+    ]
+    titles = dict(Node.objects.filter(team=principal.team, pk__in=node_ids).values_list("pk", "title"))
+    used = []
+    for ref in retrieval.items:
+        entry = {"kind": ref["kind"], "id": ref["id"], "layer": ref["layer"], "section": ref["section"],
+                 "why": explain_item(ref), "chars": ref["chars"]}
+        if ref["kind"] == "node":
+            entry["title"] = titles.get(ref["id"], "(forgotten)")
+        used.append(entry)
+    omitted = [
+        {"node_id": item["node_id"], "reason": item["reason"], "title": titles.get(item["node_id"], "(forgotten)"),
+         "why": explain_omission(item["reason"], item["node_id"])}
+        for item in retrieval.omitted
+    ]
+    return {"used": used, "omitted": omitted}

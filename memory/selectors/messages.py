@@ -1,0 +1,54 @@
+"""Reading conversation messages: the recent window and keyword recall of earlier turns."""
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from accounts.principal import Principal
+from memory.models import Message, Session
+from memory.search.engine import rank
+from memory.search.text import query_tokens
+
+MESSAGE_FIELD_WEIGHTS = (1.0,)
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    message: Message
+    score: float
+    matched: tuple[str, ...]
+
+
+def messages_recent(*, session: Session, limit: int) -> list[Message]:
+    """The last `limit` messages of the session, oldest first (server order)."""
+    if limit <= 0:
+        return []
+    newest = Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")[:limit]
+    return list(reversed(list(newest)))
+
+
+def messages_page(*, session: Session) -> QuerySet[Message]:
+    """All messages of the session, newest first, for cursor paging."""
+    return Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")
+
+
+def episodic_scope(*, principal: Principal, session: Session) -> QuerySet[Message]:
+    """Messages an agent may recall in this session: the session itself and, when the
+    session names an end user, that user's other live sessions in the same workspace."""
+    messages = Message.objects.filter(team=principal.team, session__deleted_at__isnull=True)
+    if session.user_id:
+        return messages.filter(session__workspace_id=session.workspace_id, session__user_id=session.user_id)
+    return messages.filter(session=session)
+
+
+def messages_search(
+    *, principal: Principal, session: Session, query_text: str, limit: int, exclude_ids: set[int] = frozenset()
+) -> list[MessageHit]:
+    """Earlier messages relevant to `query_text` (episodic memory), best first."""
+    tokens = query_tokens(query_text)
+    if not tokens or limit <= 0:
+        return []
+    scored = [item for item in rank(episodic_scope(principal=principal, session=session), tokens,
+                                     weights=MESSAGE_FIELD_WEIGHTS) if item.pk not in exclude_ids][:limit]
+    found = Message.objects.select_related("session").in_bulk([item.pk for item in scored])
+    return [MessageHit(found[item.pk], item.score, item.matched) for item in scored if item.pk in found]

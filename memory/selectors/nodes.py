@@ -1,0 +1,146 @@
+"""Which nodes a caller can see, and reading them by id, list and history (R-TEN, R-QUERY)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memory.errors import NotFound
+from memory.models import AuditEvent, Node, Scope, Session
+from memory.search.fields import TokenQuery
+from memory.search.text import query_tokens
+from memory.services.sessions import SessionRef
+
+
+def nodes_for_team(*, principal: Principal) -> QuerySet[Node]:
+    """Every node of the principal's team in a workspace it may read (dashboard, browse)."""
+    nodes = Node.objects.filter(team=principal.team)
+    if principal.workspace_ids is not None:
+        nodes = nodes.filter(Q(workspace_id__in=sorted(principal.workspace_ids)) | Q(workspace_id=""))
+    return nodes
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The caller's context: which workspace, end user and session it speaks for."""
+
+    workspace_id: str = ""
+    user_id: str = ""
+    session_id: str = ""
+
+    def session_ref(self) -> SessionRef | None:
+        if not self.session_id:
+            return None
+        return SessionRef(session_id=self.session_id, workspace_id=self.workspace_id, user_id=self.user_id)
+
+
+def owner_session(*, principal: Principal, owner: Owner) -> Session | None:
+    ref = owner.session_ref()
+    if ref is None:
+        return None
+    return Session.objects.filter(
+        team=principal.team,
+        workspace_id=ref.workspace_id,
+        user_id=ref.user_id,
+        external_id=ref.session_id,
+        deleted_at__isnull=True,
+    ).first()
+
+
+def visible_nodes(*, principal: Principal, owner: Owner, session: Session | None = None) -> QuerySet[Node]:
+    """Nodes the caller's context reaches: global, the user's, the workspace's, the session's.
+
+    Raises AccessDenied when the principal may not read `owner.workspace_id`. An absent id
+    reaches nothing of that scope (no id never means every id).
+    """
+    principal.check_workspace(owner.workspace_id)
+    reach = Q(scope=Scope.GLOBAL)
+    if owner.user_id:
+        reach |= Q(scope=Scope.USER, user_id=owner.user_id)
+    if owner.workspace_id:
+        reach |= Q(scope=Scope.WORKSPACE, workspace_id=owner.workspace_id)
+    if session is None:
+        session = owner_session(principal=principal, owner=owner)
+    if session is not None:
+        reach |= Q(scope=Scope.SESSION, session=session)
+    return Node.objects.filter(team=principal.team).filter(reach)
+
+
+def unexpired(now=None) -> Q:
+    now = now or timezone.now()
+    return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+
+
+def node_get(*, principal: Principal, node_id: int) -> Node:
+    """A node of the team by id, any status. Raises NotFound (also for a workspace the
+    principal may not read, so existence does not leak)."""
+    node = (
+        nodes_for_team(principal=principal)
+        .select_related("session", "supersedes")
+        .prefetch_related("source_links")
+        .filter(pk=node_id)
+        .first()
+    )
+    if node is None:
+        raise NotFound(f"no node {node_id}")
+    return node
+
+
+def node_chain(*, principal: Principal, node: Node) -> list[Node]:
+    """The whole supersede chain through `node`, oldest first (both directions)."""
+    chain = [node]
+    current = node
+    seen = {node.pk}
+    while current.supersedes_id and current.supersedes_id not in seen:
+        previous = Node.objects.filter(team=principal.team, pk=current.supersedes_id).first()
+        if previous is None:
+            break
+        chain.insert(0, previous)
+        seen.add(previous.pk)
+        current = previous
+    current = node
+    while True:
+        following = Node.objects.filter(team=principal.team, supersedes_id=current.pk).first()
+        if following is None or following.pk in seen:
+            break
+        chain.append(following)
+        seen.add(following.pk)
+        current = following
+    return chain
+
+
+def node_audit_trail(*, principal: Principal, node_ids: list[int]) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(team=principal.team, node_id__in=node_ids).order_by("created_at", "pk")
+
+
+def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node]:
+    """Browse the team's nodes with optional filters (scope, workspace_id, user_id,
+    session_id, domain, category_path_prefix, type, status, key); newest first."""
+    nodes = nodes_for_team(principal=principal)
+    exact = {name: filters[name] for name in ("scope", "workspace_id", "user_id", "domain", "type", "status", "key")
+             if filters.get(name)}
+    nodes = nodes.filter(**exact)
+    if filters.get("session_id"):
+        nodes = nodes.filter(session__external_id=filters["session_id"])
+    prefix = filters.get("category_path_prefix")
+    if prefix:
+        nodes = nodes.filter(category_path_prefix_q(prefix))
+    return nodes.select_related("session").prefetch_related("source_links").order_by("-pk")
+
+
+def node_text_filter(nodes: QuerySet[Node], text: str) -> QuerySet[Node]:
+    """Nodes whose indexed text has every token of `text` (Chinese and English alike)."""
+    tokens = query_tokens(text)
+    if not tokens:
+        return nodes.none()
+    return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all"))
+
+
+def category_path_prefix_q(prefix: str | list[str]) -> Q:
+    text = prefix if isinstance(prefix, str) else "/".join(prefix)
+    text = text.strip("/")
+    return Q(category_path_text=text) | Q(category_path_text__startswith=text + "/")
+
+

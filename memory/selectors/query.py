@@ -1,0 +1,243 @@
+"""MemoryQuery → MemoryQueryResult {exact, relevant, omitted} (seed 000 Memory Query 接口; R-QUERY).
+
+- exact: nodes matching the structured selector (key, value, value filters) — or, when the
+  query has neither a key nor text, every node matching the filters — in the seed's order;
+- relevant: nodes whose title, content, tags, entities, key or value strings match
+  `query_text`, by keyword relevance, ties in the seed's order; exact hits are not repeated;
+- omitted: nodes that matched but are not returned, with the reason: expired, superseded,
+  low_confidence, over_limit. Deleted nodes are never reported.
+Filters (scopes, domain, category prefix, types, tags, entities) restrict both lists.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memory import limits
+from memory.errors import InvalidInput
+from memory.models import Node, NodeStatus, NodeType, Scope
+from memory.search.engine import rank
+from memory.search.text import query_tokens
+from memory.selectors.nodes import Owner, category_path_prefix_q, visible_nodes, unexpired
+from memory.selectors.ordering import seed_order_by, seed_order_key
+from memory.services.nodes import canonical_json
+from memory.validation import clean_text
+
+# title | content | tags | entities | key and value strings (see services.nodes.node_search_tokens)
+NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0)
+OMITTED_MAX = 50
+VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
+_ORDER_FIELDS = ("status", "scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance")
+
+
+@dataclass(frozen=True)
+class ValueFilter:
+    """A condition on one key path of value_json (S15). Documented semantics:
+    is_null — present with JSON null; exists — present with any value, null included;
+    missing — absent (or the value is not an object); not_null — absent, or present and not
+    null (the exact complement of is_null); equals — present and equal to `value`."""
+
+    path: tuple[str, ...]
+    op: str
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class MemoryQuery:
+    owner: Owner = Owner()
+    scopes: tuple[str, ...] = ()
+    domain: str = ""
+    category_path_prefix: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    key: str = ""
+    has_value: bool = False
+    value_json: Any = None
+    value_filters: tuple[ValueFilter, ...] = ()
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    query_text: str = ""
+    include_expired: bool = False
+    min_confidence: float = 0.0
+    limit: int = limits.QUERY_LIMIT_DEFAULT
+
+
+@dataclass(frozen=True)
+class Omission:
+    node_id: int
+    reason: str  # expired | superseded | low_confidence | conflict_lost | over_limit
+
+
+@dataclass
+class MemoryQueryResult:
+    exact: list[Node] = field(default_factory=list)
+    relevant: list[Node] = field(default_factory=list)
+    omitted: list[Omission] = field(default_factory=list)
+    matched: dict[int, tuple[str, ...]] = field(default_factory=dict)  # relevant node id → query tokens it matched
+
+
+def _validate(query: MemoryQuery) -> None:
+    clean_text(query.query_text, field="query_text", max_length=limits.QUERY_TEXT_MAX)
+    if not 1 <= query.limit <= limits.QUERY_LIMIT_MAX:
+        raise InvalidInput(f"limit must be 1–{limits.QUERY_LIMIT_MAX}", fields={"limit": ["out of range"]})
+    for scope in query.scopes:
+        if scope not in Scope.values:
+            raise InvalidInput(f"unknown scope {scope!r}", fields={"scopes": ["invalid choice"]})
+    for node_type in query.types:
+        if node_type not in NodeType.values:
+            raise InvalidInput(f"unknown type {node_type!r}", fields={"types": ["invalid choice"]})
+    for value_filter in query.value_filters:
+        if value_filter.op not in VALUE_FILTER_OPS:
+            raise InvalidInput(
+                f"value filter op must be one of {', '.join(VALUE_FILTER_OPS)}", fields={"value_filters": ["bad op"]}
+            )
+        if not 1 <= len(value_filter.path) <= 4 or any(
+            not isinstance(part, str) or not part or not part.isprintable() or "__" in part for part in value_filter.path
+        ):
+            raise InvalidInput(
+                "value filter path must have 1–4 non-empty parts without '__'", fields={"value_filters": ["bad path"]}
+            )
+
+
+def value_filter_q(value_filter: ValueFilter) -> Q:
+    """The Q for one ValueFilter; the same rows on PostgreSQL and SQLite.
+
+    Every key part is followed by an explicit lookup, so a key named like a lookup
+    ("contains") is still read as a key.
+    """
+    parts = list(value_filter.path)
+    prefix = "__".join(["value_json", *parts])
+    parent = "__".join(["value_json", *parts[:-1]])
+    exists = Q(**{f"{parent}__has_key": parts[-1]})
+    is_null = Q(**{f"{prefix}__exact": None})
+    if value_filter.op == "exists":
+        return exists
+    if value_filter.op == "is_null":
+        return is_null
+    if value_filter.op == "missing":
+        return Q(value_json__isnull=True) | ~exists
+    if value_filter.op == "not_null":
+        return Q(value_json__isnull=True) | ~exists | (exists & ~is_null)
+    return Q(**{f"{prefix}__exact": canonical_json(value_filter.value)})
+
+
+def _filtered(principal: Principal, query: MemoryQuery) -> QuerySet[Node]:
+    nodes = visible_nodes(principal=principal, owner=query.owner)
+    if query.scopes:
+        nodes = nodes.filter(scope__in=query.scopes)
+    if query.domain:
+        nodes = nodes.filter(domain=query.domain)
+    if query.category_path_prefix:
+        nodes = nodes.filter(category_path_prefix_q(list(query.category_path_prefix)))
+    if query.types:
+        nodes = nodes.filter(type__in=query.types)
+    for tag in query.tags:
+        nodes = nodes.filter(tags__has_item=tag)
+    for entity in query.entities:
+        nodes = nodes.filter(entities__has_item=entity)
+    return nodes.exclude(status=NodeStatus.DELETED)
+
+
+def _structured(nodes: QuerySet[Node], query: MemoryQuery) -> QuerySet[Node]:
+    if query.key:
+        nodes = nodes.filter(key=query.key)
+    if query.has_value:
+        nodes = (
+            nodes.filter(value_json__isnull=True)
+            if query.value_json is None
+            else nodes.filter(value_json=canonical_json(query.value_json))
+        )
+    for value_filter in query.value_filters:
+        nodes = nodes.filter(value_filter_q(value_filter))
+    return nodes
+
+
+def _reason(values: dict[str, Any], query: MemoryQuery, now) -> str | None:
+    """Why a matching node is not returned, or None when it may be."""
+    if values["status"] == NodeStatus.SUPERSEDED:
+        return "superseded"
+    expired = values["status"] == NodeStatus.EXPIRED or (
+        values["expires_at"] is not None and values["expires_at"] <= now
+    )
+    if expired and not query.include_expired:
+        return "expired"
+    if values["confidence"] < query.min_confidence:
+        return "low_confidence"
+    return None
+
+
+def _exact(nodes: QuerySet[Node], query: MemoryQuery, now) -> tuple[list[int], list[Omission]]:
+    returnable = nodes.filter(status=NodeStatus.ACTIVE, confidence__gte=query.min_confidence)
+    if not query.include_expired:
+        returnable = returnable.filter(unexpired(now))
+    ordered = list(returnable.order_by(*seed_order_by()).values_list("pk", flat=True)[: query.limit + OMITTED_MAX])
+    chosen = ordered[: query.limit]
+    omitted = [Omission(pk, "over_limit") for pk in ordered[query.limit :]]
+    others = nodes.exclude(pk__in=returnable.values("pk")).order_by("-updated_at", "-pk")
+    for values in others.values("pk", *_ORDER_FIELDS)[:OMITTED_MAX]:
+        reason = _reason(values, query, now)
+        if reason:
+            omitted.append(Omission(values["pk"], reason))
+    return chosen, omitted
+
+
+def _relevant(
+    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int]
+) -> tuple[list[int], list[Omission], dict[int, tuple[str, ...]]]:
+    tokens = query_tokens(query.query_text)
+    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS)
+    scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
+    chosen: list[int] = []
+    omitted: list[Omission] = []
+    matched: dict[int, tuple[str, ...]] = {}
+    for item in scored:
+        if item.pk in exclude:
+            continue
+        reason = _reason(item.values, query, now)
+        if reason is None and len(chosen) >= query.limit:
+            reason = "over_limit"
+        if reason is None:
+            chosen.append(item.pk)
+            matched[item.pk] = item.matched
+        elif len(omitted) < OMITTED_MAX:
+            omitted.append(Omission(item.pk, reason))
+        if len(chosen) >= query.limit and len(omitted) >= OMITTED_MAX:
+            break
+    return chosen, omitted, matched
+
+
+def nodes_in_order(pks: list[int]) -> list[Node]:
+    """Fetch nodes by id with what serialisers need, in the order of `pks`."""
+    if not pks:
+        return []
+    found = Node.objects.select_related("session").prefetch_related("source_links").in_bulk(pks)
+    return [found[pk] for pk in pks if pk in found]
+
+
+def memory_query(*, principal: Principal, query: MemoryQuery, now=None) -> MemoryQueryResult:
+    """Run a MemoryQuery for the principal (R-QUERY). Deterministic for a given store.
+
+    Raises InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
+    """
+    _validate(query)
+    now = now or timezone.now()
+    nodes = _filtered(principal, query)
+    exact_ids: list[int] = []
+    omitted: list[Omission] = []
+    structured = bool(query.key or query.has_value or query.value_filters)
+    if structured or not query.query_text.strip():
+        exact_ids, omitted = _exact(_structured(nodes, query), query, now)
+    relevant_ids: list[int] = []
+    matched: dict[int, tuple[str, ...]] = {}
+    if query.query_text.strip():
+        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids))
+        known = {item.node_id for item in omitted} | set(exact_ids)
+        omitted.extend(item for item in relevant_omitted if item.node_id not in known)
+    return MemoryQueryResult(
+        exact=nodes_in_order(exact_ids),
+        relevant=nodes_in_order(relevant_ids),
+        omitted=omitted[:OMITTED_MAX],
+        matched=matched,
+    )

@@ -1,0 +1,101 @@
+"""Audit events, written by services inside the transaction of the change they record (R-STORE)."""
+
+from typing import Any
+
+from django.db import transaction
+
+from accounts.principal import Principal
+from memory.models import AuditEvent, Node, Session
+
+# Fields of a node's own snapshot that carry what was remembered; hard delete redacts them.
+CONTENT_FIELDS = ("title", "content", "key", "value_json", "tags", "entities", "category_path")
+
+
+def node_snapshot(node: Node) -> dict[str, Any]:
+    """The node's fields as JSON, for audit payloads."""
+    return {
+        "id": node.pk,
+        "scope": node.scope,
+        "domain": node.domain,
+        "category_path": list(node.category_path),
+        "type": node.type,
+        "key": node.key,
+        "value_json": node.value_json,
+        "title": node.title,
+        "content": node.content,
+        "status": node.status,
+        "confidence": node.confidence,
+        "importance": node.importance,
+        "tags": list(node.tags),
+        "entities": list(node.entities),
+        "explicit": node.explicit,
+        "version": node.version,
+        "supersedes_id": node.supersedes_id,
+        "expires_at": node.expires_at.isoformat() if node.expires_at else None,
+    }
+
+
+def audit_record(
+    *,
+    principal: Principal,
+    event_type: str,
+    reason: str = "",
+    node: Node | None = None,
+    node_id: int | None = None,
+    session: Session | None = None,
+    workspace_id: str = "",
+    user_id: str = "",
+    payload: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Append one audit event named `event_type` (dotted, e.g. `memory.node.superseded`).
+
+    Must run inside the transaction of the change (raises RuntimeError otherwise), so the
+    event and the change commit or roll back together.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("audit_record must run inside the transaction of the change it records")
+    if node is not None:
+        node_id = node.pk
+        session = session or node.session
+        workspace_id = workspace_id or node.workspace_id
+        user_id = user_id or node.user_id
+    if session is not None:
+        workspace_id = workspace_id or session.workspace_id
+        user_id = user_id or session.user_id
+    return AuditEvent.objects.create(
+        team=principal.team,
+        event_type=event_type,
+        node_id=node_id,
+        session_id=session.external_id if session is not None else "",
+        workspace_id=workspace_id,
+        user_id=user_id,
+        actor=principal.actor,
+        actor_key=principal.agent_key,
+        actor_user=principal.user,
+        reason=reason,
+        payload=payload,
+    )
+
+
+def audit_redact_node(*, principal: Principal, node_id: int) -> int:
+    """Remove what a node remembered from its earlier audit payloads; returns rows changed.
+
+    The events stay (who, when, why, which status), the content goes (R-STORE hard delete).
+    """
+    changed = 0
+    for event in AuditEvent.objects.filter(team=principal.team, node_id=node_id).exclude(payload=None):
+        payload = dict(event.payload)
+        redacted = False
+        for section in ("node", "before", "after", "changes"):
+            part = payload.get(section)
+            if isinstance(part, dict):
+                for field in CONTENT_FIELDS:
+                    if field in part:
+                        part[field] = "[forgotten]"
+                        redacted = True
+        if redacted:
+            payload["redacted"] = True
+            event.payload = payload
+            event.save(update_fields=["payload"])
+            changed += 1
+    return changed

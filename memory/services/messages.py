@@ -1,0 +1,120 @@
+"""Appending conversation messages (seed appendMessage; R-STORE, R-API POST /messages)."""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memory.errors import InvalidInput
+from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_MAX
+from memory.models import Message, MessageRole, Session
+from memory.search.text import document_tokens
+from memory.services.audit import audit_record
+from memory.services.sessions import SessionRef, session_get_or_create
+from memory.validation import clean_text, first_json_problem
+
+
+@dataclass(frozen=True)
+class MessageInput:
+    session: SessionRef
+    role: str
+    content: str
+    parent_id: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    occurred_at: datetime | None = None
+
+
+def message_search_tokens(content: str) -> str:
+    return document_tokens([content])
+
+
+def _validate(item: MessageInput, prefix: str) -> None:
+    if item.role not in MessageRole.values:
+        raise InvalidInput(
+            f"{prefix}role must be one of {', '.join(MessageRole.values)}",
+            fields={f"{prefix}role": ["invalid choice"]},
+        )
+    clean_text(item.content, field=f"{prefix}content", max_length=MESSAGE_CONTENT_MAX, allow_empty=False)
+    if not isinstance(item.metadata, dict):
+        raise InvalidInput(f"{prefix}metadata must be an object", fields={f"{prefix}metadata": ["must be an object"]})
+    problem = first_json_problem(item.metadata)
+    if problem:
+        raise InvalidInput(f"{prefix}metadata.{problem[0]} {problem[1]}", fields={f"{prefix}metadata": [problem[1]]})
+    if len(json.dumps(item.metadata, ensure_ascii=False)) > METADATA_JSON_MAX:
+        raise InvalidInput(
+            f"{prefix}metadata is too large: at most {METADATA_JSON_MAX} characters as JSON",
+            fields={f"{prefix}metadata": ["too large"]},
+        )
+    if item.occurred_at is not None and timezone.is_naive(item.occurred_at):
+        raise InvalidInput(
+            f"{prefix}occurred_at needs a UTC offset", fields={f"{prefix}occurred_at": ["needs a UTC offset"]}
+        )
+
+
+def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -> list[Message]:
+    """Append messages in order, all or nothing; returns them with ids (server order).
+
+    Sessions are created on first use. `parent_id` must name a message of the same session.
+    Raises InvalidInput (nothing stored) or AccessDenied. One audit event per session touched.
+    """
+    if not messages:
+        raise InvalidInput("no messages to append", fields={"messages": ["may not be empty"]})
+    if len(messages) > MESSAGE_BATCH_MAX:
+        raise InvalidInput(
+            f"at most {MESSAGE_BATCH_MAX} messages per request (got {len(messages)})",
+            fields={"messages": [f"at most {MESSAGE_BATCH_MAX} items"]},
+        )
+    many = len(messages) > 1
+    for index, item in enumerate(messages):
+        _validate(item, f"messages[{index}]." if many else "")
+    for ref in {item.session for item in messages}:
+        principal.check_workspace(ref.workspace_id)
+
+    now = timezone.now()
+    with transaction.atomic():
+        sessions: dict[SessionRef, Session] = {}
+        for item in messages:
+            if item.session not in sessions:
+                sessions[item.session] = session_get_or_create(principal=principal, ref=item.session)
+        parent_ids = {item.parent_id for item in messages if item.parent_id is not None}
+        parents = dict(
+            Message.objects.filter(team=principal.team, pk__in=parent_ids).values_list("pk", "session_id")
+        )
+        rows = []
+        for index, item in enumerate(messages):
+            session = sessions[item.session]
+            if item.parent_id is not None and parents.get(item.parent_id) != session.pk:
+                field_name = f"messages[{index}].parent_id" if many else "parent_id"
+                raise InvalidInput(
+                    f"{field_name} {item.parent_id} is not a message of this session",
+                    fields={field_name: ["not a message of this session"]},
+                )
+            rows.append(
+                Message(
+                    team=principal.team,
+                    session=session,
+                    parent_id=item.parent_id,
+                    role=item.role,
+                    content=item.content,
+                    metadata=item.metadata,
+                    created_at=now,
+                    occurred_at=item.occurred_at,
+                    search_tokens=message_search_tokens(item.content),
+                )
+            )
+        created = Message.objects.bulk_create(rows)
+        for session in sessions.values():
+            ids = [message.pk for message in created if message.session_id == session.pk]
+            Session.objects.filter(pk=session.pk).update(last_message_at=now)
+            audit_record(
+                principal=principal,
+                event_type="memory.messages.appended",
+                session=session,
+                payload={"message_ids": ids, "count": len(ids)},
+            )
+    return created
