@@ -88,3 +88,9 @@ def principal(agent_key):
 @pytest.fixture
 def other_principal(other_team):
     return principal_for_key(agent_key_create(team=other_team, name="other")[0])
+
+
+@pytest.fixture
+def admin_principal(team):
+    """An admin key's principal: may write global (team-wide) memory."""
+    return principal_for_key(agent_key_create(team=team, name="admin", kind="admin")[0])

@@ -64,12 +64,12 @@ class TokensMatch(Lookup):
         return self.rhs
 
     def as_postgresql(self, compiler, connection):
-        column = f"{compiler.quote_name_unless_alias(self.lhs.alias)}.search_vector"
+        column = f"{compiler.quote_name(self.lhs.alias)}.search_vector"
         return f"{column} @@ to_tsquery('simple'::regconfig, %s)", [self._query().as_tsquery()]
 
     def as_sqlite(self, compiler, connection):
         model = self.lhs.target.model
-        alias = compiler.quote_name_unless_alias(self.lhs.alias)
+        alias = compiler.quote_name(self.lhs.alias)
         table = fts_table(model)
         return (
             f"{alias}.\"id\" IN (SELECT rowid FROM \"{table}\" WHERE \"{table}\" MATCH %s)",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import JSONNull
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -111,7 +112,7 @@ def value_filter_q(value_filter: ValueFilter) -> Q:
     prefix = "__".join(["value_json", *parts])
     parent = "__".join(["value_json", *parts[:-1]])
     exists = Q(**{f"{parent}__has_key": parts[-1]})
-    is_null = Q(**{f"{prefix}__exact": None})
+    is_null = Q(**{f"{prefix}__exact": JSONNull()})
     if value_filter.op == "exists":
         return exists
     if value_filter.op == "is_null":

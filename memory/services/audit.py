@@ -83,7 +83,7 @@ def audit_redact_node(*, principal: Principal, node_id: int) -> int:
     The events stay (who, when, why, which status), the content goes (R-STORE hard delete).
     """
     changed = 0
-    for event in AuditEvent.objects.filter(team=principal.team, node_id=node_id).exclude(payload=None):
+    for event in AuditEvent.objects.filter(team=principal.team, node_id=node_id, payload__isnull=False):
         payload = dict(event.payload)
         redacted = False
         for section in ("node", "before", "after", "changes"):

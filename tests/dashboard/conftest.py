@@ -1,0 +1,23 @@
+"""Dashboard test data, made through the services like an agent would store it."""
+
+import pytest
+
+from memory.services.messages import MessageInput, messages_append
+from memory.services.nodes import NodeInput, node_create
+from memory.services.sessions import SessionRef
+
+
+def make_node(principal, **fields):
+    defaults = {"scope": "workspace", "type": "fact", "workspace_id": "proj-a"}
+    return node_create(principal=principal, data=NodeInput(**{**defaults, **fields}))
+
+
+def make_message(principal, content, *, session_id="s-1", workspace_id="proj-b", user_id="u-2", role="user"):
+    ref = SessionRef(session_id=session_id, workspace_id=workspace_id, user_id=user_id)
+    return messages_append(principal=principal, messages=[MessageInput(session=ref, role=role, content=content)])[0]
+
+
+@pytest.fixture
+def viewer_client(client, viewer):
+    client.force_login(viewer)
+    return client

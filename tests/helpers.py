@@ -1,0 +1,36 @@
+"""Small builders over the real services, so tests create data the way agents do."""
+
+from typing import Any
+
+from memory.services.messages import MessageInput, messages_append
+from memory.services.nodes import NodeInput, node_create
+from memory.services.sessions import SessionRef
+
+
+def make_node(principal, **fields: Any):
+    defaults: dict[str, Any] = {"scope": "user", "type": "preference", "user_id": "u1", "title": "a memory"}
+    defaults.update(fields)
+    return node_create(principal=principal, data=NodeInput(**defaults))
+
+
+def append(principal, *contents: str, session_id: str = "s1", user_id: str = "u1", workspace_id: str = "",
+           role: str = "user", **extra: Any):
+    ref = SessionRef(session_id=session_id, user_id=user_id, workspace_id=workspace_id)
+    return messages_append(
+        principal=principal,
+        messages=[MessageInput(session=ref, role=role, content=content, **extra) for content in contents],
+    )
+
+
+def index_hits(model, token: str) -> int:
+    """Rows the keyword index itself returns for `token` (FTS5 on SQLite, tsvector on PostgreSQL)."""
+    from django.db import connection
+
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(f'SELECT count(*) FROM "{table}_fts" WHERE "{table}_fts" MATCH %s', [f'"{token}"'])
+        else:
+            cursor.execute(f"SELECT count(*) FROM {table} WHERE search_vector @@ to_tsquery('simple', %s)",
+                           [f"'{token}'"])
+        return cursor.fetchone()[0]

@@ -1,0 +1,77 @@
+import pytest
+from django.urls import reverse
+
+from tests.helpers import append, make_node
+
+URL = "/api/v1/context"
+
+
+@pytest.fixture
+def memories(principal):
+    append(principal, "hello", session_id="s1", user_id="u1")
+    for i in range(10):
+        make_node(principal, user_id="u1", title=f"memory {i}", content=f"remembered preference number {i:02d} " + "x" * 20)
+
+
+def context(client, **body):
+    return client.post(URL, {"session_id": "s1", "user_id": "u1", **body}, format="json")
+
+
+@pytest.mark.parametrize("budget", [0, 10])
+def test_a_budget_smaller_than_the_overhead_returns_200_and_nothing(agent_client, memories, budget):
+    response = context(agent_client, query="preference", budget={"max_chars": budget})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["block"] == "" and body["used_memory_ids"] == [] and body["diagnostics"]["truncated"] is True
+
+
+@pytest.mark.parametrize("budget", [-5, "abc", 1.5, True, None])
+def test_an_invalid_budget_is_a_400(agent_client, memories, budget):
+    response = context(agent_client, query="x", budget={"max_chars": budget})
+    assert response.status_code == 400
+    assert "budget.max_chars" in response.json()["error"]["fields"]
+
+
+def test_a_huge_budget_is_capped_at_the_policy(agent_client, memories):
+    body = context(agent_client, query="preference", budget={"max_chars": 10_000_000}).json()
+    assert body["budget"]["max_chars"] == {"value": 1200, "source": "default"}
+    assert len(body["block"]) <= 1200
+    assert any("capped" in w for w in body["diagnostics"]["warnings"])
+
+
+def test_the_whole_block_including_headers_stays_within_max_chars(agent_client, memories):
+    for limit in (50, 120, 300, 700):
+        body = context(agent_client, query="preference", budget={"max_chars": limit}).json()
+        assert len(body["block"]) <= limit
+        assert body["diagnostics"]["total_chars"] == len(body["block"])
+
+
+def test_context_returns_sections_ids_and_a_retrieval_that_explains_them(agent_client, principal):
+    msg = append(principal, "以后做饭别给我推荐香菜", session_id="s1", user_id="u1")[0]
+    node = make_node(principal, user_id="u1", title="用户不吃香菜", content="推荐菜谱时避免香菜。", explicit=True,
+                     key="avoid_ingredient", value_json="香菜", source_message_ids=[msg.pk])
+    body = context(agent_client, query="香菜").json()
+    assert body["used_memory_ids"] == [node.pk]
+    assert body["preferences"][0]["source_message_ids"] == [msg.pk]
+    assert body["recent_messages"][0]["id"] == msg.pk
+    explained = agent_client.get(reverse("api-retrieval", args=[body["retrieval_id"]])).json()
+    assert explained["query"] == "香菜"
+    used = {(entry["kind"], entry["id"]): entry for entry in explained["used"]}
+    assert ("message", msg.pk) in used and used[("message", msg.pk)]["section"] == "recent_messages"
+    assert used[("node", node.pk)]["title"] == "用户不吃香菜" and "preference" in used[("node", node.pk)]["why"]
+    assert explained["total_chars"] == len(body["block"])
+
+
+def test_a_retrieval_of_another_team_is_not_found(agent_client, other_agent_client, principal):
+    retrieval_id = context(agent_client, query="x").json()["retrieval_id"]
+    assert other_agent_client.get(reverse("api-retrieval", args=[retrieval_id])).status_code == 404
+
+
+def test_context_requires_a_session_id(agent_client):
+    response = agent_client.post(URL, {"query": "x"}, format="json")
+    assert response.status_code == 400 and "session_id" in response.json()["error"]["fields"]
+
+
+def test_unknown_budget_fields_are_refused(agent_client):
+    response = context(agent_client, budget={"max_characters": 10})
+    assert response.status_code == 400

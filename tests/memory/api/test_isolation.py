@@ -1,0 +1,152 @@
+"""Every API endpoint under every kind of principal: another team's ids give 404 or nothing,
+never data; anonymous and revoked keys get 401; a key limited to another workspace gets 403."""
+
+import json
+
+import pytest
+from django.urls import URLPattern, get_resolver, reverse
+
+from accounts.services import agent_key_create, agent_key_revoke
+from memory.api import urls as api_urls
+from memory.services.summaries import SummaryInput, summary_append
+from memory.services.sessions import SessionRef
+from tests.conftest import key_client
+from tests.helpers import append, make_node
+
+SECRET = "SECRET_香菜_acme"
+CTX = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
+
+
+@pytest.fixture
+def world(principal):
+    """Team acme's data in workspace w1: a message, a summary, a node, a retrieval."""
+    message = append(principal, f"my note {SECRET}", **CTX)[0]
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"), summary=SECRET))
+    node = make_node(principal, scope="workspace", workspace_id="w1", type="fact", title=SECRET,
+                     source_message_ids=[message.pk])
+    return {"message": message, "node": node}
+
+
+def requests_for(world, retrieval_id):
+    node_id = world["node"].pk
+    return {
+        "api-messages": [("get", reverse("api-messages"), {**CTX}),
+                         ("post", reverse("api-messages"), {**CTX, "role": "user", "content": "x"})],
+        "api-summaries": [("get", reverse("api-summaries"), {**CTX}),
+                          ("post", reverse("api-summaries"), {**CTX, "summary": "x"})],
+        "api-summary-latest": [("get", reverse("api-summary-latest"), {**CTX})],
+        "api-context": [("post", reverse("api-context"), {**CTX, "query": "香菜 secret"})],
+        "api-retrieval": [("get", reverse("api-retrieval", args=[retrieval_id]), None)],
+        "api-memory-search": [("post", reverse("api-memory-search"), {**CTX, "query_text": "secret 香菜"})],
+        "api-memory-get": [("post", reverse("api-memory-get"), {"id": node_id})],
+        "api-memory-propose": [("post", reverse("api-memory-propose"),
+                                {**CTX, "operation": "supersede", "target_id": node_id, "node": {"title": "x"}})],
+        "api-nodes": [("get", reverse("api-nodes"), {"q": "secret"})],
+        "api-node": [("get", reverse("api-node", args=[node_id]), None)],
+        "api-node-history": [("get", reverse("api-node-history", args=[node_id]), None)],
+        "api-schema": [],  # public: the OpenAPI document holds no team data
+    }
+
+
+def send(client, method, url, body):
+    if method == "get":
+        return client.get(url, body or {})
+    return client.post(url, data=json.dumps(body or {}), content_type="application/json")
+
+
+def test_every_api_url_has_an_isolation_entry(world):
+    names = {pattern.name for pattern in api_urls.urlpatterns if isinstance(pattern, URLPattern)}
+    assert names == set(requests_for(world, 1))
+
+
+def test_another_team_never_sees_this_teams_data(agent_client, other_agent_client, world):
+    retrieval_id = agent_client.post(reverse("api-context"), {**CTX, "query": "x"}, format="json").json()["retrieval_id"]
+    for name, calls in requests_for(world, retrieval_id).items():
+        for method, url, body in calls:
+            response = send(other_agent_client, method, url, body)
+            assert response.status_code in (200, 201, 400, 404), (name, response.status_code)
+            assert SECRET not in response.content.decode(), (name, response.content)
+            assert str(world["message"].pk) not in json.dumps(response.json().get("used_memory_ids", [])), name
+
+
+@pytest.mark.parametrize("auth", [None, "Bearer nonsense", "Bearer mk_abcdef123456_wrong", "Basic Zm9vOmJhcg=="])
+def test_missing_or_bad_credentials_get_401_everywhere(world, client, auth):
+    headers = {"HTTP_AUTHORIZATION": auth} if auth else {}
+    for name, calls in requests_for(world, 1).items():
+        for method, url, body in calls:
+            response = getattr(client, method)(url, body or {}, content_type="application/json", **headers) \
+                if method == "post" else client.get(url, body or {}, **headers)
+            assert response.status_code == 401, (name, auth, response.status_code)
+            assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_a_revoked_key_gets_401(team, world):
+    key, raw = agent_key_create(team=team, name="soon revoked")
+    client = key_client(raw)
+    assert client.get(reverse("api-nodes")).status_code == 200
+    agent_key_revoke(key=key)
+    response = client.get(reverse("api-nodes"))
+    assert response.status_code == 401 and "revoked" in response.json()["error"]["message"]
+
+
+def test_a_key_limited_to_another_workspace_is_refused(team, world):
+    client = key_client(agent_key_create(team=team, name="w2 only", workspace_ids=["w2"])[1])
+    for name in ("api-messages", "api-summaries", "api-summary-latest", "api-context", "api-memory-search"):
+        for method, url, body in requests_for(world, 1)[name]:
+            response = send(client, method, url, body)
+            assert response.status_code == 403, (name, response.status_code)
+    for name in ("api-node", "api-node-history", "api-memory-get"):
+        method, url, body = requests_for(world, 1)[name][0]
+        assert send(client, method, url, body).status_code == 404, name
+    listing = client.get(reverse("api-nodes"), {"q": "secret"})
+    assert listing.status_code == 200 and listing.json()["results"] == []
+
+
+def test_a_key_with_an_empty_workspace_list_is_denied_everything(team, world):
+    client = key_client(agent_key_create(team=team, name="nothing", workspace_ids=[])[1])
+    assert client.post(reverse("api-memory-search"), {**CTX, "query_text": "secret"}, format="json").status_code == 403
+    assert client.post(reverse("api-memory-search"), {"query_text": "secret"}, format="json").status_code == 403
+    assert client.get(reverse("api-nodes")).json()["results"] == []
+
+
+def test_search_scoped_to_a_workspace_returns_no_other_workspace_items(agent_client, principal, world):
+    make_node(principal, scope="workspace", workspace_id="w2", type="fact", title="PROJECT_P in w2")
+    append(principal, "PROJECT_P discussed in w2", workspace_id="w2", user_id="u1", session_id="s1")
+    make_node(principal, scope="workspace", workspace_id="w1", type="fact", title="PROJECT_P in w1")
+    append(principal, "PROJECT_P discussed in w1", **CTX)
+    body = agent_client.post(reverse("api-context"), {**CTX, "query": "project_p"}, format="json").json()
+    assert "w2" not in body["block"]
+    for section in ("relevant_nodes", "workspace_memory", "relevant_messages", "recent_messages"):
+        assert all(item.get("workspace_id") in ("w1", "") for item in body[section]), section
+    search = agent_client.post(reverse("api-memory-search"), {**CTX, "query_text": "project_p"}, format="json").json()
+    assert [n["title"] for n in search["relevant"]] == ["PROJECT_P in w1"]
+
+
+def test_a_logged_in_viewer_may_read_but_not_write_through_the_api(client, viewer, world):
+    client.force_login(viewer)
+    assert client.get(reverse("api-nodes")).status_code == 200
+    response = client.post(reverse("api-memory-propose"), {**CTX, "operation": "create",
+                                                           "node": {"scope": "session", "type": "fact", "title": "x"}},
+                           content_type="application/json")
+    assert response.status_code == 403
+
+
+def test_a_logged_in_user_of_another_team_sees_nothing(client, outsider, world):
+    client.force_login(outsider)
+    assert client.get(reverse("api-node", args=[world["node"].pk])).status_code == 404
+    assert SECRET not in client.get(reverse("api-nodes")).content.decode()
+
+
+def test_session_authenticated_writes_need_csrf(world, editor):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(editor)
+    response = client.post(reverse("api-messages"), {**CTX, "role": "user", "content": "x"},
+                           content_type="application/json")
+    assert response.status_code == 403
+
+
+def test_all_api_routes_are_under_api_v1():
+    api = [p for p in get_resolver().url_patterns if str(p.pattern) == "api/v1/"]
+    assert api, "the agent API is mounted at /api/v1/"

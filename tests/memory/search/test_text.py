@@ -1,0 +1,42 @@
+from memory.search.text import document_tokens, index_tokens, normalize, query_tokens
+
+
+def test_normalize_folds_width_case_and_traditional_forms():
+    assert normalize("ＡＰＰ５０") == "app50"
+    assert normalize("Staging") == "staging"
+    assert normalize("發佈臺灣") == "发布台湾"
+
+
+def test_cjk_runs_give_bigrams_and_unigrams():
+    assert index_tokens("不吃香菜") == ["不吃", "吃香", "香菜", "不", "吃", "香", "菜"]
+
+
+def test_latin_words_split_from_han_without_spaces():
+    tokens = index_tokens("发布前先跑pytest再推到Staging环境")
+    assert "pytest" in tokens and "staging" in tokens and "环境" in tokens
+    assert "跑pytest" not in tokens
+
+
+def test_bigrams_never_cross_punctuation():
+    assert "油少" not in index_tokens("少油，少辣")
+
+
+def test_query_uses_bigrams_unigram_for_one_character_and_drops_stop_words():
+    assert query_tokens("不要香菜") == ["不要", "要香", "香菜"]
+    assert query_tokens("辣") == ["辣"]
+    assert query_tokens("When did Caroline go to the support group?") == ["caroline", "go", "support", "group"]
+
+
+def test_full_width_digits_match_half_width_query():
+    assert query_tokens("50")[0] in index_tokens("预算５０元以内")
+
+
+def test_long_documents_keep_head_and_tail_tokens():
+    text = " ".join(f"w{i}" for i in range(50_000)) + " END_MARKER_7"
+    tokens = document_tokens([text]).split()
+    assert len(tokens) <= 32_000
+    assert "w0" in tokens and "marker" in tokens
+
+
+def test_fields_are_kept_apart_for_weighting():
+    assert document_tokens(["香菜", "", "tag"]).split(" | ") == ["香菜 香 菜", "", "tag"]

@@ -1,0 +1,141 @@
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.db import DatabaseError
+from django.utils import timezone
+
+from memory.models import Retrieval
+from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.nodes import Owner
+from memory.services.nodes import node_supersede, supersede_input
+from memory.services.sessions import SessionRef
+from memory.services.summaries import SummaryInput, summary_append
+from tests.helpers import append, make_node
+
+OWNER = Owner(workspace_id="home", user_id="xiaoming", session_id="cook-1")
+COOKING = dict(scope="user", user_id="xiaoming", workspace_id="home", domain="生活技能",
+               category_path=["生活技能", "做饭", "饮食偏好"], type="preference", explicit=True)
+
+
+def build(principal, query="", owner=OWNER, **kwargs):
+    return context_build(principal=principal, request=ContextRequest(owner=owner, query=query, **kwargs))
+
+
+@pytest.fixture
+def cooking(principal):
+    first = append(principal, "以后做饭别给我推荐香菜，我喜欢少油少辣", session_id="cook-1", user_id="xiaoming",
+                   workspace_id="home")[0]
+    avoid = make_node(principal, **COOKING, key="avoid_ingredient", value_json="香菜", title="用户不吃香菜",
+                      content="推荐菜谱时避免香菜。", source_message_ids=[first.pk])
+    flavor = make_node(principal, **COOKING, key="flavor_profile", value_json={"oil": "low", "spicy": "low"},
+                       title="用户偏好少油少辣", content="推荐菜谱时优先少油少辣。", source_message_ids=[first.pk])
+    return avoid, flavor
+
+
+def test_dinner_question_gets_current_preferences_not_the_superseded_one(principal, cooking):
+    avoid, flavor = cooking
+    newer = node_supersede(principal=principal, old_node_id=avoid.pk, data=supersede_input(
+        avoid, {"value_json": "少量香菜", "title": "用户可接受少量香菜", "content": "香菜可以接受一点，但不要太多。"}, {}))
+    context = build(principal, "今晚吃什么")
+    assert "少油少辣" in context.block
+    assert "香菜可以接受一点，但不要太多。" in context.block
+    assert "推荐菜谱时避免香菜。" not in context.block
+    assert set(context.used_memory_ids) == {flavor.pk, newer.pk}
+
+
+def test_expired_node_is_not_injected(principal, cooking):
+    make_node(principal, **{**COOKING, "type": "constraint"}, title="今天胃不舒服", content="今天胃不舒服，少辣",
+              expires_at=timezone.now() - timedelta(minutes=1))
+    assert "胃不舒服" not in build(principal, "胃不舒服").block
+
+
+def test_block_lists_sections_and_recent_messages_oldest_first(principal, cooking):
+    append(principal, "今晚吃什么", session_id="cook-1", user_id="xiaoming", workspace_id="home")
+    context = build(principal, "今晚吃什么")
+    assert context.block.startswith("[User preferences]\n- ")
+    recent = context.block.split("[Recent messages]\n")[1].splitlines()
+    assert recent == ["user: 以后做饭别给我推荐香菜，我喜欢少油少辣", "user: 今晚吃什么"]
+
+
+def test_query_relevant_node_and_earlier_message_are_injected(principal):
+    append(principal, "Our release rule: run pytest before pushing to staging", session_id="old", user_id="u1")
+    append(principal, "hello", "anything new?", session_id="s1", user_id="u1")
+    node = make_node(principal, user_id="u1", type="fact", title="The CI runs on Jenkins")
+    context = build(principal, "what about jenkins and pytest?", owner=Owner(user_id="u1", session_id="s1"))
+    assert node.pk in context.used_memory_ids
+    assert "run pytest before pushing to staging" in context.block
+    assert context.counts["retrieval_hits"] == 2
+
+
+def test_summary_and_everything_else_stay_within_the_budget(principal):
+    for i in range(10):
+        make_node(principal, user_id="u1", title=f"memory {i}", content=("preference number %d " % i).ljust(50, "x"))
+    append(principal, "m" * 20, session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="S" * 400))
+    context = build(principal, "preference", owner=Owner(user_id="u1", session_id="s1"), budget={"max_chars": 300})
+    assert len(context.block) <= 300
+    assert context.truncated
+    assert "S" * 400 not in context.block
+    assert any(o.reason == "over_limit" for o in context.omitted)
+
+
+@pytest.mark.parametrize("max_chars", [0, 10])
+def test_a_budget_below_the_overhead_returns_an_empty_block(principal, cooking, max_chars):
+    context = build(principal, "香菜", budget={"max_chars": max_chars})
+    assert context.block == "" and context.truncated and context.used_memory_ids == []
+
+
+def test_a_budget_above_the_policy_is_capped_with_a_warning(principal, cooking):
+    context = build(principal, "香菜", budget={"max_chars": 10_000_000})
+    assert context.budget.max_chars == 1200
+    assert any("capped" in warning for warning in context.warnings)
+
+
+def test_budget_reports_where_each_value_came_from(principal, settings, monkeypatch):
+    monkeypatch.setenv("USER_MEMORY_PREINJECT_TOPN", "4")
+    settings.USER_MEMORY_PREINJECT_TOPN = 4
+    context = build(principal, "x", budget={"max_chars": 500})
+    assert context.budget.as_dict()["top_n"] == {"value": 4, "source": "environment"}
+    assert context.budget.as_dict()["max_chars"] == {"value": 500, "source": "request"}
+    assert context.budget.as_dict()["enabled"] == {"value": True, "source": "default"}
+
+
+def test_disabled_pre_injection_injects_nothing(principal, cooking, settings):
+    settings.USER_MEMORY_PREINJECT_ENABLED = False
+    context = build(principal, "香菜")
+    assert context.block == "" and context.store_status == "disabled"
+
+
+def test_top_n_limits_retrieval_hits(principal):
+    for i in range(5):
+        make_node(principal, user_id="u1", type="fact", title=f"jenkins fact {i}")
+    context = build(principal, "jenkins", owner=Owner(user_id="u1"), budget={"top_n": 2})
+    assert context.counts["retrieval_hits"] == 2
+    assert sum(1 for o in context.omitted if o.reason == "over_limit") == 3
+
+
+def test_a_failing_search_degrades_instead_of_failing(principal, cooking):
+    with mock.patch("memory.selectors.context.memory_query", side_effect=DatabaseError("boom")):
+        context = build(principal, "香菜")
+    assert context.store_status == "degraded"
+    assert "推荐菜谱时避免香菜。" in context.block
+    assert any("memory search unavailable" in warning for warning in context.warnings)
+
+
+def test_every_call_is_recorded_without_the_injected_text(principal, cooking):
+    context = build(principal, "香菜")
+    retrieval = Retrieval.objects.get(pk=context.retrieval_id)
+    assert retrieval.used_node_ids == context.used_memory_ids
+    assert retrieval.total_chars == len(context.block)
+    assert retrieval.chars_by_layer["L2"] > 0
+    assert "推荐菜谱" not in str(retrieval.items)
+
+
+def test_chinese_and_english_are_counted_alike_by_characters(principal):
+    make_node(principal, user_id="u1", title="中文十个字的记忆内容", content="中文十个字的记忆内容")
+    make_node(principal, user_id="u1", title="ten chars!", content="ten chars!")
+    context = build(principal, owner=Owner(user_id="u1"))
+    assert context.chars_by_layer["L2"] == (2 + 10) * 2
+    # "- " + 10 Han characters: 10 + ceil(2 / 4); "- ten chars!": ceil(12 / 4)
+    assert context.tokens_by_layer["L2"] == 11 + 3

@@ -1,0 +1,164 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memory.errors import AccessDenied, Conflict, InvalidInput, NotFound
+from memory.models import AuditEvent, Node, NodeSource, NodeStatus
+from memory.selectors.query import MemoryQuery, memory_query
+from memory.selectors.nodes import Owner
+from memory.services.nodes import NodeInput, node_create, node_delete, node_expire, node_supersede, node_update, node_upsert, supersede_input
+from tests.helpers import append, index_hits, make_node
+
+U1 = Owner(user_id="u1")
+COOKING = dict(
+    scope="user", user_id="u1", domain="生活技能", category_path=["生活技能", "做饭", "饮食偏好"], type="preference",
+    key="avoid_ingredient", value_json="香菜", title="用户不吃香菜", content="推荐菜谱时避免香菜。",
+    confidence=0.98, importance=0.9, tags=["忌口", "菜谱推荐"], entities=["香菜"],
+)
+
+
+def test_a_created_node_is_found_by_an_active_query(principal):
+    node = make_node(principal, **COOKING)
+    result = memory_query(principal=principal, query=MemoryQuery(owner=U1, types=("preference",)))
+    assert [n.pk for n in result.exact] == [node.pk]
+    assert node.category_path_text == "生活技能/做饭/饮食偏好"
+
+
+def test_key_and_value_exact_query_finds_the_cooking_preference(principal):
+    node = make_node(principal, **COOKING)
+    make_node(principal, **{**COOKING, "key": "flavor_profile", "value_json": {"spicy": "low", "oil": "low"},
+                            "title": "少油少辣"})
+    result = memory_query(principal=principal, query=MemoryQuery(
+        owner=U1, domain="生活技能", category_path_prefix=("生活技能", "做饭"), key="avoid_ingredient",
+        has_value=True, value_json="香菜"))
+    assert [n.pk for n in result.exact] == [node.pk]
+    by_object = memory_query(principal=principal, query=MemoryQuery(
+        owner=U1, key="flavor_profile", has_value=True, value_json={"oil": "low", "spicy": "low"}))
+    assert [n.title for n in by_object.exact] == ["少油少辣"]
+
+
+def test_supersede_retires_the_old_node_and_links_the_new_one(principal):
+    old = make_node(principal, **COOKING)
+    new = node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(
+        old, {"value_json": "少量香菜", "title": "用户可接受少量香菜", "content": "香菜可以放一点，但不要太多。"}, {}))
+    old.refresh_from_db()
+    assert old.status == NodeStatus.SUPERSEDED and new.supersedes_id == old.pk
+    assert (new.user_id, new.scope, new.key) == ("u1", "user", "avoid_ingredient")
+    events = list(AuditEvent.objects.filter(node_id__in=[old.pk, new.pk]).values_list("event_type", flat=True))
+    assert events.count("memory.node.superseded") == 1
+
+
+def test_superseding_a_superseded_node_is_a_conflict(principal):
+    old = make_node(principal, **COOKING)
+    node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(old, {"value_json": "a"}, {}))
+    old.refresh_from_db()
+    with pytest.raises(Conflict):
+        node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(old, {"value_json": "b"}, {}))
+    assert Node.objects.filter(status=NodeStatus.ACTIVE).count() == 1
+
+
+def test_a_failed_supersede_leaves_no_half_write(principal):
+    old = make_node(principal, **COOKING)
+    data = supersede_input(old, {"value_json": "x", "source_message_ids": [999_999]}, {})
+    with pytest.raises(InvalidInput):
+        node_supersede(principal=principal, old_node_id=old.pk, data=data)
+    old.refresh_from_db()
+    assert old.status == NodeStatus.ACTIVE
+    assert Node.objects.count() == 1
+    assert not AuditEvent.objects.filter(event_type="memory.node.superseded").exists()
+
+
+def test_expired_nodes_are_omitted_with_reason(principal):
+    past = timezone.now() - timedelta(hours=1)
+    stale = make_node(principal, title="今天胃不舒服", type="constraint", expires_at=past)
+    node_expire(principal=principal, node_id=make_node(principal, title="old").pk)
+    result = memory_query(principal=principal, query=MemoryQuery(owner=U1))
+    assert result.exact == []
+    assert {o.reason for o in result.omitted} == {"expired"}
+    assert stale.pk in {o.node_id for o in result.omitted}
+
+
+def test_soft_deleted_node_is_not_retrieved_or_reported(principal):
+    node = make_node(principal, title="window seat", content="prefers a window seat")
+    node_delete(principal=principal, node_id=node.pk, mode="soft", reason="user asked")
+    result = memory_query(principal=principal, query=MemoryQuery(owner=U1, query_text="window"))
+    assert result.exact == [] and result.relevant == [] and result.omitted == []
+    assert Node.objects.get(pk=node.pk).status == NodeStatus.DELETED
+
+
+def test_hard_delete_removes_node_links_index_rows_and_redacts_audit(principal):
+    message = append(principal, "我不吃香菜")[0]
+    node = make_node(principal, **{**COOKING, "source_message_ids": [message.pk]})
+    assert index_hits(Node, "香菜") == 1
+    node_delete(principal=principal, node_id=node.pk, mode="hard", reason="privacy request")
+    assert not Node.objects.filter(pk=node.pk).exists()
+    assert NodeSource.objects.count() == 0
+    assert index_hits(Node, "香菜") == 0
+    created = AuditEvent.objects.get(node_id=node.pk, event_type="memory.node.created")
+    assert "香菜" not in str(created.payload) and created.payload["redacted"] is True
+    deleted = AuditEvent.objects.get(node_id=node.pk, event_type="memory.node.hard_deleted")
+    assert deleted.reason == "privacy request" and deleted.actor == principal.actor
+
+
+def test_upsert_of_an_identical_node_changes_nothing(principal):
+    first = node_upsert(principal=principal, data=NodeInput(**COOKING))
+    again = node_upsert(principal=principal, data=NodeInput(**{**COOKING, "title": "  用户不吃香菜 ", "content": "推荐菜谱时避免香菜。"}))
+    assert first.created and not again.created and not again.changed
+    assert again.node.pk == first.node.pk and again.node.version == 1
+    assert Node.objects.count() == 1
+    assert AuditEvent.objects.filter(event_type__startswith="memory.node").count() == 1
+
+
+def test_upsert_with_new_descriptive_text_updates_in_place(principal):
+    first = node_upsert(principal=principal, data=NodeInput(**COOKING))
+    again = node_upsert(principal=principal, data=NodeInput(**{**COOKING, "content": "完全不要香菜"}))
+    assert again.node.pk == first.node.pk and again.changed and again.node.version == 2
+    assert AuditEvent.objects.filter(event_type="memory.node.updated").count() == 1
+
+
+def test_update_refuses_identity_fields_and_stale_versions(principal):
+    node = make_node(principal, **COOKING)
+    with pytest.raises(InvalidInput):
+        node_update(principal=principal, node_id=node.pk, changes={"value_json": "x"})
+    node_update(principal=principal, node_id=node.pk, changes={"importance": 0.5}, expected_version=1)
+    with pytest.raises(Conflict):
+        node_update(principal=principal, node_id=node.pk, changes={"importance": 0.4}, expected_version=1)
+
+
+def test_sources_must_exist_in_the_team(principal, other_principal):
+    foreign = append(other_principal, "other team's message")[0]
+    with pytest.raises(InvalidInput):
+        make_node(principal, source_message_ids=[foreign.pk])
+
+
+def test_sources_must_be_in_the_named_session(principal):
+    elsewhere = append(principal, "x", session_id="s2")[0]
+    with pytest.raises(InvalidInput):
+        make_node(principal, scope="session", session_id="s1", source_message_ids=[elsewhere.pk])
+
+
+def test_other_teams_node_is_not_found_for_writes(principal, other_principal):
+    node = make_node(principal, **COOKING)
+    with pytest.raises(NotFound):
+        node_delete(principal=other_principal, node_id=node.pk, mode="soft")
+
+
+def test_read_only_principal_cannot_write(team):
+    from accounts.principal import principal_for_key
+    from accounts.services import agent_key_create
+
+    reader = principal_for_key(agent_key_create(team=team, name="r", writable_scopes=[])[0])
+    with pytest.raises(AccessDenied):
+        node_create(principal=reader, data=NodeInput(**COOKING))
+
+
+@pytest.mark.parametrize("field,value", [
+    ("confidence", 1.5), ("importance", -0.1), ("title", "x" * 201), ("content", "a\x00b"),
+    ("tags", ["t\x00"]), ("value_json", {"note": "x\x00y"}), ("value_json", {"text": "y" * 50_000}),
+    ("category_path", ["a/b"]), ("key", "has space"), ("scope", "planet"), ("type", "opinion"),
+])
+def test_invalid_fields_are_rejected_and_nothing_is_stored(principal, field, value):
+    with pytest.raises(InvalidInput):
+        make_node(principal, **{**COOKING, field: value})
+    assert Node.objects.count() == 0
