@@ -30,9 +30,9 @@ def test_s11_offset_times_are_compared_as_instants_and_naive_ones_refused(agent_
     utc = agent_client.post(reverse("api-memory-propose"), {**base, "node": {
         **node, "title": "v1", "expires_at": "2035-06-01T00:00:00Z"}}, format="json")
     shanghai = agent_client.post(reverse("api-memory-propose"), {**base, "node": {
-        **node, "title": "v2", "expires_at": "2035-06-01T08:00:00+08:00"}}, format="json")
+        **node, "key": "k2", "title": "v2", "expires_at": "2035-06-01T08:00:00+08:00"}}, format="json")
     naive = agent_client.post(reverse("api-memory-propose"), {**base, "node": {
-        **node, "title": "v3", "expires_at": "2035-06-01T08:00:00"}}, format="json")
+        **node, "key": "k3", "title": "v3", "expires_at": "2035-06-01T08:00:00"}}, format="json")
     assert utc.status_code == shanghai.status_code == 201
     assert naive.status_code == 400 and "offset" in naive.json()["error"]["message"].lower()
     first, second = Node.objects.order_by("pk")
