@@ -17,7 +17,7 @@ S19 very long input ................... tests/memory/api/test_messages_api.py, t
 S20 summary chain order ............... below, and tests/memory/services/test_summaries.py
 """
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django.urls import reverse
 
@@ -36,7 +36,7 @@ def test_s11_offset_times_are_compared_as_instants_and_naive_ones_refused(agent_
     assert utc.status_code == shanghai.status_code == 201
     assert naive.status_code == 400 and "offset" in naive.json()["error"]["message"].lower()
     first, second = Node.objects.order_by("pk")
-    assert first.expires_at == second.expires_at == datetime(2035, 6, 1, tzinfo=timezone.utc)
+    assert first.expires_at == second.expires_at == datetime(2035, 6, 1, tzinfo=UTC)
     assert shanghai.json()["node"]["expires_at"] == "2035-06-01T00:00:00Z"
 
 

@@ -115,6 +115,6 @@ def rank(
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
         matched = tuple(token for token in tokens if token in tf)
-        scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=dict(zip(fields, row[2:]))))
+        scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=dict(zip(fields, row[2:], strict=True))))
     scored.sort(key=lambda item: (-item.score, -item.pk))
     return scored

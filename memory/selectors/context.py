@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import F, Q
+from django.db.models import F
 from django.db.models.expressions import OrderBy
 
 from accounts.principal import Principal

@@ -8,9 +8,8 @@ id breaks remaining ties so the order is total and deterministic.
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from django.db.models.expressions import OrderBy
-from django.db.models import F
 
 from memory.models import SCOPE_PRIORITY, NodeType
 

@@ -22,7 +22,7 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope
 from memory.search.engine import rank
 from memory.search.text import query_tokens
-from memory.selectors.nodes import Owner, category_path_prefix_q, visible_nodes, unexpired
+from memory.selectors.nodes import Owner, category_path_prefix_q, unexpired, visible_nodes
 from memory.selectors.ordering import seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json
 from memory.validation import clean_text

@@ -7,7 +7,7 @@ written, so a rejected input leaves nothing behind.
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 

@@ -50,6 +50,14 @@ def test_other_teams_node_id_is_404_for_a_logged_in_member(viewer_client, other_
     assert "Globex secret plan" not in response.content.decode()
 
 
+def test_admin_of_another_team_gets_404_for_this_teams_node(client, outsider, principal):
+    node = make_node(principal, title="Acme roadmap")
+    client.force_login(outsider)
+    response = node_page(client, node)
+    assert response.status_code == 404
+    assert "Acme roadmap" not in response.content.decode()
+
+
 def test_unknown_node_id_is_404(viewer_client):
     assert viewer_client.get(reverse("dashboard:node", args=[999999])).status_code == 404
 

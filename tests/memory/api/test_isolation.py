@@ -8,8 +8,8 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from accounts.services import agent_key_create, agent_key_revoke
 from memory.api import urls as api_urls
-from memory.services.summaries import SummaryInput, summary_append
 from memory.services.sessions import SessionRef
+from memory.services.summaries import SummaryInput, summary_append
 from tests.conftest import key_client
 from tests.helpers import append, make_node
 

@@ -33,7 +33,8 @@ def test_english_inside_chinese_is_found(agent_client, principal, query):
 
 @pytest.mark.parametrize("query,title", [("50", "预算"), ("app", "预算"), ("ＡＰＰ", "预算"), ("７点", "电话")])
 def test_full_and_half_width_forms_match(agent_client, principal, query, title):
-    make_node(principal, type="constraint", key="order.budget", title="预算", value_json={"text": "预算５０元以内，在ＡＰＰ里下单"})
+    make_node(principal, type="constraint", key="order.budget", title="预算",
+              value_json={"text": "预算５０元以内，在ＡＰＰ里下单"})
     make_node(principal, type="constraint", key="order.time", title="电话", value_json={"text": "晚上7点后别打电话"})
     response = search(agent_client, query_text=query)
     assert titles(response)[0] == title

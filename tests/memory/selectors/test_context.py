@@ -70,7 +70,7 @@ def test_query_relevant_node_and_earlier_message_are_injected(principal):
 
 def test_summary_and_everything_else_stay_within_the_budget(principal):
     for i in range(10):
-        make_node(principal, user_id="u1", title=f"memory {i}", content=("preference number %d " % i).ljust(50, "x"))
+        make_node(principal, user_id="u1", title=f"memory {i}", content=f"preference number {i} ".ljust(50, "x"))
     append(principal, "m" * 20, session_id="s1", user_id="u1")
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="S" * 400))
     context = build(principal, "preference", owner=Owner(user_id="u1", session_id="s1"), budget={"max_chars": 300})

@@ -1,4 +1,4 @@
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -18,7 +18,7 @@ def test_recent_messages_come_back_oldest_first_by_session(principal):
 
 
 def test_order_follows_server_sequence_when_timestamps_tie_or_arrive_late(principal):
-    early = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    early = datetime(2020, 1, 1, tzinfo=UTC)
     append(principal, "m1:你好", "m2:点一碗面", "m3:改成米饭")
     append(principal, "late", occurred_at=early)
     session = Session.objects.get(external_id="s1")
@@ -94,7 +94,7 @@ def test_key_limited_to_a_workspace_cannot_write_another(team):
 
 
 def test_created_at_is_server_time(principal):
-    before = datetime.now(timezone.utc) - timedelta(seconds=5)
-    message = append(principal, "x", occurred_at=datetime(2001, 1, 1, tzinfo=timezone.utc))[0]
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    message = append(principal, "x", occurred_at=datetime(2001, 1, 1, tzinfo=UTC))[0]
     assert message.created_at >= before
     assert message.occurred_at.year == 2001

@@ -5,9 +5,18 @@ from django.utils import timezone
 
 from memory.errors import AccessDenied, Conflict, InvalidInput, NotFound
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus
-from memory.selectors.query import MemoryQuery, memory_query
 from memory.selectors.nodes import Owner
-from memory.services.nodes import NodeInput, node_create, node_delete, node_expire, node_supersede, node_update, node_upsert, supersede_input
+from memory.selectors.query import MemoryQuery, memory_query
+from memory.services.nodes import (
+    NodeInput,
+    node_create,
+    node_delete,
+    node_expire,
+    node_supersede,
+    node_update,
+    node_upsert,
+    supersede_input,
+)
 from tests.helpers import append, index_hits, make_node
 
 U1 = Owner(user_id="u1")
@@ -103,7 +112,8 @@ def test_hard_delete_removes_node_links_index_rows_and_redacts_audit(principal):
 
 def test_upsert_of_an_identical_node_changes_nothing(principal):
     first = node_upsert(principal=principal, data=NodeInput(**COOKING))
-    again = node_upsert(principal=principal, data=NodeInput(**{**COOKING, "title": "  用户不吃香菜 ", "content": "推荐菜谱时避免香菜。"}))
+    spaced = {**COOKING, "title": "  用户不吃香菜 ", "content": "推荐菜谱时避免香菜。"}
+    again = node_upsert(principal=principal, data=NodeInput(**spaced))
     assert first.created and not again.created and not again.changed
     assert again.node.pk == first.node.pk and again.node.version == 1
     assert Node.objects.count() == 1

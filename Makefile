@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make run` (demo server) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
+
+.PHONY: install run test bench replay-locomo clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py seed_demo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	benchmarks/bench.sh
+
+replay-locomo: $(STAMP)
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py replay ../shared/data/locomo/locomo5.json --conversation conv-26 --team demo
+
+clean:
+	rm -rf $(VENV) var staticfiles

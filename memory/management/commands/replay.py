@@ -1,0 +1,183 @@
+"""Play a conversation through the HTTP API exactly as an agent would (R-API, issue: the spine).
+
+Messages are appended in order; before each assistant turn the agent asks for the memory
+context with the last user message as the query, and the injected block is printed. Memory
+writes listed in the file (the simple format) go through /api/v1/memory/propose, bound to
+the message they came from.
+
+Formats:
+- LoCoMo (a JSON list of samples with "conversation" and "sample_id"): speaker A's turns
+  are role "user", speaker B's "assistant"; one end user per speaker pair (user_id = the
+  sample id), one session per LoCoMo session, occurred_at from the session's date.
+- Simple: {"workspace_id", "user_id", "session_id", "turns": [{"role", "content",
+  "memory": [proposal, …]}]}; a proposal may name its target by {"type", "key", "value_json"}.
+
+Without --url the requests go to this process's WSGI application over httpx (the full
+Django request path: middleware, authentication, parsing); with --url, to a running server.
+"""
+
+import json
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.models import Team
+from accounts.services import agent_key_create, agent_key_revoke
+
+
+def locomo_date(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' → an aware datetime (UTC)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def locomo_turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation as a flat list of turns with session ids and times."""
+    conversation = sample["conversation"]
+    speaker_a = conversation["speaker_a"]
+    turns = []
+    index = 1
+    while f"session_{index}" in conversation:
+        started = locomo_date(conversation[f"session_{index}_date_time"])
+        for position, turn in enumerate(conversation[f"session_{index}"]):
+            content = turn["text"]
+            if turn.get("blip_caption"):
+                content += f" [shares an image: {turn['blip_caption']}]"
+            turns.append({
+                "session_id": f"{sample['sample_id']}-s{index}",
+                "role": "user" if turn["speaker"] == speaker_a else "assistant",
+                "content": content,
+                "occurred_at": (started + timedelta(seconds=30 * position)).isoformat(),
+                "metadata": {"speaker": turn["speaker"], "dia_id": turn.get("dia_id", "")},
+            })
+        index += 1
+    return turns
+
+
+class Command(BaseCommand):
+    help = "Replay a conversation (LoCoMo or the simple JSON format) through the agent HTTP API."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--conversation", help="LoCoMo sample id (e.g. conv-26) or index; default: the first")
+        parser.add_argument("--url", help="base URL of a running server; default: in-process")
+        parser.add_argument("--key", help="agent key; default: a temporary key of --team, revoked afterwards")
+        parser.add_argument("--team", default="demo")
+        parser.add_argument("--workspace", default="locomo", help="workspace_id for LoCoMo conversations")
+        parser.add_argument("--quiet", action="store_true", help="print only the totals")
+        parser.add_argument("--max-turns", type=int, default=0)
+
+    def handle(self, *args, **options):
+        path: Path = options["file"]
+        if not path.exists():
+            raise CommandError(f"no such file: {path}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        temporary = None
+        key = options["key"]
+        if not key:
+            team = Team.objects.filter(slug=options["team"]).first()
+            if team is None:
+                raise CommandError(f"no team {options['team']!r}; create it or pass --key")
+            temporary, key = agent_key_create(team=team, name="replay")
+        try:
+            with self._client(options["url"], key) as client:
+                self.client = client
+                self.quiet = options["quiet"]
+                self.latencies: list[float] = []
+                self.injected: list[int] = []
+                if isinstance(data, list):
+                    turns, identity = self._locomo(data, options)
+                    self._play(turns, identity, max_turns=options["max_turns"])
+                else:
+                    identity = {name: data.get(name, "") for name in ("workspace_id", "user_id", "session_id")}
+                    self._play(data["turns"], identity, max_turns=options["max_turns"])
+        finally:
+            if temporary is not None:
+                agent_key_revoke(key=temporary)
+        calls = len(self.latencies)
+        if calls:
+            self.stdout.write(
+                f"replayed: {self.turns} turns, {calls} context calls; injected characters mean "
+                f"{statistics.mean(self.injected):.0f}, max {max(self.injected)}; context latency p50 "
+                f"{statistics.median(self.latencies):.1f} ms, max {max(self.latencies):.1f} ms"
+            )
+
+    def _client(self, url: str | None, key: str) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"}
+        if url:
+            return httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=60)
+        from django.core.wsgi import get_wsgi_application
+
+        return httpx.Client(transport=httpx.WSGITransport(app=get_wsgi_application()),
+                            base_url="http://testserver", headers=headers, timeout=60)
+
+    def _locomo(self, samples: list[dict[str, Any]], options) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        wanted = options["conversation"]
+        if wanted is None:
+            sample = samples[0]
+        elif wanted.isdigit():
+            sample = samples[int(wanted)]
+        else:
+            matches = [item for item in samples if item.get("sample_id") == wanted]
+            if not matches:
+                raise CommandError(f"no conversation {wanted!r}; have {[s.get('sample_id') for s in samples]}")
+            sample = matches[0]
+        return locomo_turns(sample), {"workspace_id": options["workspace"], "user_id": sample["sample_id"]}
+
+    def _call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.request(method, path, json=body)
+        if response.status_code >= 400:
+            raise CommandError(f"{method} {path} → {response.status_code}: {response.text[:500]}")
+        return response.json()
+
+    def _play(self, turns: list[dict[str, Any]], identity: dict[str, str], *, max_turns: int) -> None:
+        last_user = ""
+        self.turns = 0
+        for turn in turns[: max_turns or None]:
+            ids = {**identity, "session_id": turn.get("session_id", identity.get("session_id", ""))}
+            if turn["role"] == "assistant":
+                self._context(ids, turn.get("query", last_user))
+            message = {**ids, "role": turn["role"], "content": turn["content"]}
+            for optional in ("occurred_at", "metadata"):
+                if optional in turn:
+                    message[optional] = turn[optional]
+            message_id = self._call("POST", "/api/v1/messages", message)["ids"][0]
+            self.turns += 1
+            if not self.quiet:
+                self.stdout.write(f"{turn['role']:>9}: {turn['content']}")
+            if turn["role"] == "user":
+                last_user = turn["content"]
+            for proposal in turn.get("memory", []):
+                self._propose(ids, proposal, message_id)
+
+    def _context(self, ids: dict[str, str], query: str) -> None:
+        started = time.perf_counter()
+        context = self._call("POST", "/api/v1/context", {**ids, "query": query})
+        self.latencies.append((time.perf_counter() - started) * 1000)
+        self.injected.append(len(context["block"]))
+        if not self.quiet:
+            diagnostics = context["diagnostics"]
+            self.stdout.write(self.style.HTTP_INFO(
+                f"  ── context for {query!r}: {diagnostics['total_chars']} characters, "
+                f"{len(context['used_memory_ids'])} memories, retrieval {context['retrieval_id']}"
+            ))
+            for line in context["block"].splitlines():
+                self.stdout.write(f"  │ {line}")
+
+    def _propose(self, ids: dict[str, str], proposal: dict[str, Any], message_id: int) -> None:
+        body = {**ids, **{k: v for k, v in proposal.items() if k != "target"}}
+        body["node"] = {**proposal.get("node", {}), "source_message_ids": [message_id]}
+        if "target" in proposal:
+            target = self._call("POST", "/api/v1/memory/get", {**ids, **proposal["target"]})
+            body["target_id"] = target["id"]
+        result = self._call("POST", "/api/v1/memory/propose", body)
+        if not self.quiet:
+            outcome = "accepted" if result["accepted"] else f"refused ({result['reason']})"
+            self.stdout.write(self.style.SUCCESS(
+                f"  ── memory {proposal['operation']}: {outcome}, node {result['node_id']}: "
+                f"{(result.get('node') or {}).get('title', '')}"
+            ))

@@ -1,0 +1,48 @@
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from memory.models import Message, Node, NodeStatus, Retrieval
+
+DEMO = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
+LOCOMO = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo" / "locomo5.json"
+
+
+def test_the_cooking_demo_replays_through_the_api_and_supersedes(team):
+    out = StringIO()
+    call_command("replay", str(DEMO), team=team.slug, stdout=out)
+    text = out.getvalue()
+    assert Message.objects.filter(team=team).count() == 8
+    old = Node.objects.get(team=team, key="avoid_ingredient")
+    new = Node.objects.get(team=team, key="limit_ingredient")
+    flavor = Node.objects.get(team=team, key="flavor_profile")
+    assert old.status == NodeStatus.SUPERSEDED and new.supersedes_id == old.pk
+    assert new.source_message_ids == [Message.objects.get(content="香菜现在可以接受一点，但不要太多。").pk]
+    last = Retrieval.objects.filter(team=team, query="今晚吃什么？").order_by("-pk").first()
+    assert set(last.used_node_ids) == {new.pk, flavor.pk}
+    final_block = text.rsplit("context for '今晚吃什么？'", 1)[1]
+    assert "少油少辣" in final_block and "香菜可以放一点" in final_block and "避免香菜" not in final_block
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/data/locomo/locomo5.json is not present")
+def test_a_locomo_conversation_replays_with_sessions_dates_and_speakers(team):
+    out = StringIO()
+    call_command("replay", str(LOCOMO), team=team.slug, conversation="conv-26", max_turns=60, quiet=True, stdout=out)
+    assert "replayed: 60 turns" in out.getvalue()
+    messages = Message.objects.filter(team=team).select_related("session").order_by("pk")
+    assert messages.count() == 60
+    first = messages.first()
+    assert first.session.user_id == "conv-26" and first.session.external_id == "conv-26-s1"
+    assert first.metadata["speaker"] == "Caroline" and first.metadata["dia_id"] == "D1:1"
+    assert first.occurred_at.year == 2023
+    assert Retrieval.objects.filter(team=team).count() == messages.filter(role="assistant").count()
+
+
+def test_replay_refuses_an_unknown_team(db, tmp_path):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):
+        call_command("replay", str(DEMO), team="nope", stdout=StringIO())
