@@ -1,2 +1,7 @@
 def team(request):
-    return {"current_team": getattr(request, "team", None), "current_role": getattr(request, "team_role", None)}
+    """The team a dashboard request works in, the user's role there, and the teams they may switch to."""
+    return {
+        "current_team": getattr(request, "team", None),
+        "current_role": getattr(request, "team_role", None),
+        "team_choices": getattr(request, "team_choices", ()),
+    }

@@ -89,12 +89,17 @@ def node_get(*, principal: Principal, node_id: int) -> Node:
 
 
 def node_chain(*, principal: Principal, node: Node) -> list[Node]:
-    """The whole supersede chain through `node`, oldest first (both directions)."""
+    """The whole supersede chain through `node`, oldest first (both directions).
+
+    Only links the principal may read are followed: a key limited to some workspaces does
+    not see a predecessor or successor in another workspace.
+    """
+    readable = nodes_for_team(principal=principal)
     chain = [node]
-    current = node
     seen = {node.pk}
+    current = node
     while current.supersedes_id and current.supersedes_id not in seen:
-        previous = Node.objects.filter(team=principal.team, pk=current.supersedes_id).first()
+        previous = readable.filter(pk=current.supersedes_id).first()
         if previous is None:
             break
         chain.insert(0, previous)
@@ -102,7 +107,7 @@ def node_chain(*, principal: Principal, node: Node) -> list[Node]:
         current = previous
     current = node
     while True:
-        following = Node.objects.filter(team=principal.team, supersedes_id=current.pk).first()
+        following = readable.filter(supersedes_id=current.pk).first()
         if following is None or following.pk in seen:
             break
         chain.append(following)

@@ -4,8 +4,24 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from memory.models import Message, Node, NodeStatus, Retrieval
+
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection_open():
+    """The in-process WSGI application closes "obsolete" connections after each request, and
+    inside a test transaction the test connection looks obsolete; Django's test client
+    disconnects the same handlers."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
 
 DEMO = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
 LOCOMO = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo" / "locomo5.json"

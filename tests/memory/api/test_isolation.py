@@ -150,3 +150,16 @@ def test_session_authenticated_writes_need_csrf(world, editor):
 def test_all_api_routes_are_under_api_v1():
     api = [p for p in get_resolver().url_patterns if str(p.pattern) == "api/v1/"]
     assert api, "the agent API is mounted at /api/v1/"
+
+
+def test_history_does_not_follow_a_chain_into_a_workspace_the_key_cannot_read(team, principal):
+    from memory.services.nodes import node_supersede, supersede_input
+
+    old = make_node(principal, scope="user", user_id="u1", type="fact", title="user fact")
+    node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(
+        old, {"scope": "workspace", "title": "secret in B"}, {"workspace_id": "B"}))
+    client = key_client(agent_key_create(team=team, name="A only", workspace_ids=["A"])[1])
+    response = client.get(reverse("api-node-history", args=[old.pk]), {"workspace_id": "A"})
+    assert response.status_code == 200
+    assert "secret in B" not in response.content.decode()
+    assert [n["id"] for n in response.json()["chain"]] == [old.pk]

@@ -1,0 +1,86 @@
+"""Which team a dashboard request works in, and the scope it runs in (R-TEN, R-UI).
+
+A logged-in user works in the team stored in the session (`team_slug`) while they are still
+a member of it, else in their first team by slug. A superuser may pick any team; in a team
+they are not a member of they act as an admin. Every dashboard view runs inside
+`django_scopes.scope(team=...)`, so a query that forgets the team raises instead of reading
+another team's rows.
+"""
+
+from dataclasses import dataclass
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django_htmx.http import HttpResponseClientRedirect
+from django_scopes import scope
+
+from accounts.models import Membership, Role, Team
+from accounts.principal import principal_for_user_role
+from memory.errors import AccessDenied, NotFound
+
+SESSION_TEAM_KEY = "team_slug"
+
+
+@dataclass(frozen=True)
+class TeamChoice:
+    team: Team
+    role: str
+
+
+def team_choices(user) -> list[TeamChoice]:
+    """The teams `user` may work in, by slug, with their role in each.
+
+    Members get their memberships; a superuser also gets every other team, as admin.
+    """
+    memberships = Membership.objects.select_related("team").filter(user=user).order_by("team__slug")
+    choices = {membership.team.slug: TeamChoice(membership.team, membership.role) for membership in memberships}
+    if user.is_superuser:
+        for team in Team.objects.exclude(slug__in=list(choices)).order_by("slug"):
+            choices[team.slug] = TeamChoice(team, Role.ADMIN)
+    return [choices[slug] for slug in sorted(choices)]
+
+
+def pick_team(choices: list[TeamChoice], wanted_slug: str | None) -> TeamChoice | None:
+    """The choice named `wanted_slug` if it is one of `choices`, else the first, else None."""
+    for choice in choices:
+        if choice.team.slug == wanted_slug:
+            return choice
+    return choices[0] if choices else None
+
+
+def team_required(view):
+    """Require a login and a team; set request.team, team_role, principal and team_choices,
+    and run `view` inside the team's scope.
+
+    Anonymous users go to the login page (an HTMX request is told to redirect the whole
+    page). A user without a team gets 403. Domain errors become HTTP errors here, once:
+    NotFound → 404 (another team's id looks exactly like a missing one), AccessDenied → 403.
+    """
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            if request.htmx:
+                return HttpResponseClientRedirect(redirect_to_login(request.get_full_path()).url)
+            return redirect_to_login(request.get_full_path())
+        choices = team_choices(request.user)
+        choice = pick_team(choices, request.session.get(SESSION_TEAM_KEY))
+        if choice is None:
+            raise PermissionDenied("You are not a member of any team yet. Ask a team admin to add you.")
+        request.team = choice.team
+        request.team_role = choice.role
+        request.team_choices = choices
+        request.principal = principal_for_user_role(choice.team, request.user, choice.role)
+        # Views render eagerly (render(), not TemplateResponse): querysets built while the
+        # template renders (reverse relations use the scoped default manager) need the scope too.
+        with scope(team=choice.team):
+            try:
+                return view(request, *args, **kwargs)
+            except NotFound as error:
+                raise Http404(error.message) from error
+            except AccessDenied as error:
+                raise PermissionDenied(str(error)) from error
+
+    return wrapped
