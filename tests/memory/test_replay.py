@@ -10,7 +10,6 @@ from django.db import close_old_connections
 from memory.models import Message, Node, NodeStatus, Retrieval
 
 
-
 @pytest.fixture(autouse=True)
 def _keep_the_test_connection_open():
     """The in-process WSGI application closes "obsolete" connections after each request, and
