@@ -26,6 +26,7 @@ DF_PROBE_CAP = 200
 MAX_CANDIDATES = 1000
 BM25_K1 = 1.2
 BM25_B = 0.75
+_PLACEHOLDER = "zzdfprobeplaceholder"
 
 
 @dataclass
@@ -40,13 +41,24 @@ def document_frequencies(queryset: QuerySet, tokens: Sequence[str]) -> dict[str,
     """Rows of `queryset` matching each token, capped at DF_PROBE_CAP; one round trip."""
     if not tokens:
         return {}
+    # Compile the probe once with a placeholder token, then repeat it with each token's
+    # parameter: the ORM's compile cost is paid once, not once per token.
+    placeholder = TokenQuery((_PLACEHOLDER,))
+    probe = queryset.filter(search_tokens__matches=placeholder).order_by().values("pk")[:DF_PROBE_CAP]
+    sql, probe_params = probe.query.sql_with_params()
+    formatted = {placeholder.as_tsquery(), placeholder.as_fts5()}
+    slots = [index for index, value in enumerate(probe_params) if value in formatted]
+    if len(slots) != 1:
+        raise RuntimeError("could not locate the token parameter in the frequency probe")
     parts: list[str] = []
     params: list = []
     for index, token in enumerate(tokens):
-        probe = queryset.filter(search_tokens__matches=TokenQuery((token,))).order_by().values("pk")[:DF_PROBE_CAP]
-        sql, probe_params = probe.query.sql_with_params()
+        single = TokenQuery((token,))
+        value = single.as_tsquery() if probe_params[slots[0]] == placeholder.as_tsquery() else single.as_fts5()
+        token_params = list(probe_params)
+        token_params[slots[0]] = value
         parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS df_{index})")
-        params.extend(probe_params)
+        params.extend(token_params)
     with connections[queryset.db].cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(parts), params)
         row = cursor.fetchone()

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import F
+from django.db.models import F, prefetch_related_objects
 from django.db.models.expressions import OrderBy
 
 from accounts.principal import Principal
@@ -37,7 +37,7 @@ from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, unexpired, visible_nodes
 from memory.selectors.ordering import seed_order_by
-from memory.selectors.query import MemoryQuery, Omission, memory_query, nodes_in_order
+from memory.selectors.query import MemoryQuery, Omission, memory_query
 
 logger = logging.getLogger(__name__)
 
@@ -149,13 +149,15 @@ def render(items: list[Item]) -> str:
 
 
 def _default_layer(nodes, *, types=None, order_by_importance: bool) -> list[Node]:
+    """Up to DEFAULT_LIST_MAX active, unexpired nodes of a default layer (source links are
+    prefetched later, once for the whole context)."""
     nodes = nodes.filter(status=NodeStatus.ACTIVE).filter(unexpired())
     if types:
         nodes = nodes.filter(type__in=types)
     order = seed_order_by()
     if order_by_importance:
         order = [OrderBy(F("importance"), descending=True), *order]
-    return nodes_in_order(list(nodes.order_by(*order).values_list("pk", flat=True)[:DEFAULT_LIST_MAX]))
+    return list(nodes.select_related("session", "superseded_by").order_by(*order)[:DEFAULT_LIST_MAX])
 
 
 @dataclass
@@ -211,7 +213,8 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     try:
         if session is not None:
             recent = messages_recent(session=session, limit=budget.recent_messages)
-            summary = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
+            summaries = Summary.objects.filter(team=principal.team, session=session).select_related("session")
+            summary = summaries.order_by("-pk").first()
     except DatabaseError as error:
         gathered.fail("conversation window", error)
 
@@ -222,6 +225,8 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         try:
             result = memory_query(
                 principal=principal,
+                session=session,
+                prefetch_sources=False,
                 query=MemoryQuery(
                     owner=request.owner,
                     domain=request.domain,
@@ -257,6 +262,11 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
                              if item.kind == "node"]
 
+    nodes = [item.obj for item in defaults + hits if item.kind == "node"]
+    try:
+        prefetch_related_objects(nodes, "source_links")
+    except DatabaseError as error:
+        gathered.fail("source links", error)
     # Fill priority: L4, L1, L2, L5 hits, the summary, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     gathered.candidates = sorted(defaults, key=lambda item: priority[item.section]) + hits

@@ -23,7 +23,8 @@ def messages_recent(*, session: Session, limit: int) -> list[Message]:
     """The last `limit` messages of the session, oldest first (server order)."""
     if limit <= 0:
         return []
-    newest = Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")[:limit]
+    newest = Message.objects.filter(team_id=session.team_id, session=session).select_related("session")
+    newest = newest.order_by("-pk")[:limit]
     return list(reversed(list(newest)))
 
 

@@ -8,34 +8,30 @@ id breaks remaining ties so the order is total and deterministic.
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, F, IntegerField, Q, Value, When
-from django.db.models.expressions import OrderBy
+from django.db.models import F
+from django.db.models.expressions import OrderBy, RawSQL
 
 from memory.models import SCOPE_PRIORITY, NodeType
 
-
-def scope_rank_expression() -> Case:
-    return Case(
-        *(When(scope=scope, then=Value(rank)) for scope, rank in SCOPE_PRIORITY.items()),
-        default=Value(len(SCOPE_PRIORITY)),
-        output_field=IntegerField(),
-    )
-
-
-def temporary_constraint_expression() -> Case:
-    return Case(
-        When(Q(type=NodeType.CONSTRAINT) & Q(expires_at__isnull=False), then=Value(0)),
-        default=Value(1),
-        output_field=IntegerField(),
-    )
+_TABLE = '"memory_node"'
+# Plain SQL CASE terms: the same order as ORM Case/When expressions, at a fraction of their
+# compile cost on the hot path (every context call orders three layers this way).
+SCOPE_RANK_SQL = (
+    f"CASE {_TABLE}.\"scope\" "
+    + " ".join(f"WHEN '{scope}' THEN {rank}" for scope, rank in SCOPE_PRIORITY.items())
+    + f" ELSE {len(SCOPE_PRIORITY)} END"
+)
+TEMPORARY_CONSTRAINT_SQL = (
+    f"CASE WHEN {_TABLE}.\"type\" = '{NodeType.CONSTRAINT}' AND {_TABLE}.\"expires_at\" IS NOT NULL THEN 0 ELSE 1 END"
+)
 
 
 def seed_order_by() -> list[Any]:
-    """ORDER BY terms for active, unexpired nodes (use after filtering out expired ones)."""
+    """ORDER BY terms for active, unexpired nodes of a query on Node (use after filtering out expired ones)."""
     return [
-        scope_rank_expression().asc(),
+        RawSQL(SCOPE_RANK_SQL, []).asc(),
         OrderBy(F("explicit"), descending=True),
-        temporary_constraint_expression().asc(),
+        RawSQL(TEMPORARY_CONSTRAINT_SQL, []).asc(),
         OrderBy(F("updated_at"), descending=True),
         OrderBy(F("confidence"), descending=True),
         OrderBy(F("importance"), descending=True),

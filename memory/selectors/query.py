@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import InvalidInput
-from memory.models import Node, NodeStatus, NodeType, Scope
+from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
 from memory.selectors.nodes import Owner, category_path_prefix_q, unexpired, visible_nodes
@@ -124,8 +124,8 @@ def value_filter_q(value_filter: ValueFilter) -> Q:
     return Q(**{f"{prefix}__exact": canonical_json(value_filter.value)})
 
 
-def _filtered(principal: Principal, query: MemoryQuery) -> QuerySet[Node]:
-    nodes = visible_nodes(principal=principal, owner=query.owner)
+def _filtered(principal: Principal, query: MemoryQuery, session: Session | None) -> QuerySet[Node]:
+    nodes = visible_nodes(principal=principal, owner=query.owner, session=session)
     if query.scopes:
         nodes = nodes.filter(scope__in=query.scopes)
     if query.domain:
@@ -209,22 +209,28 @@ def _relevant(
     return chosen, omitted, matched
 
 
-def nodes_in_order(pks: list[int]) -> list[Node]:
-    """Fetch nodes by id with what serialisers need, in the order of `pks`."""
+def nodes_in_order(pks: list[int], *, prefetch_sources: bool = True) -> list[Node]:
+    """Fetch nodes by id with what serialisers need (session, successor, source links), in the order of `pks`."""
     if not pks:
         return []
-    found = Node.objects.select_related("session").prefetch_related("source_links").in_bulk(pks)
+    nodes = Node.objects.select_related("session", "superseded_by")
+    if prefetch_sources:
+        nodes = nodes.prefetch_related("source_links")
+    found = nodes.in_bulk(pks)
     return [found[pk] for pk in pks if pk in found]
 
 
-def memory_query(*, principal: Principal, query: MemoryQuery, now=None) -> MemoryQueryResult:
+def memory_query(
+    *, principal: Principal, query: MemoryQuery, now=None, session: Session | None = None, prefetch_sources: bool = True
+) -> MemoryQueryResult:
     """Run a MemoryQuery for the principal (R-QUERY). Deterministic for a given store.
 
-    Raises InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
+    `session` may pass the owner's session when the caller already has it. Raises
+    InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
     """
     _validate(query)
     now = now or timezone.now()
-    nodes = _filtered(principal, query)
+    nodes = _filtered(principal, query, session)
     exact_ids: list[int] = []
     omitted: list[Omission] = []
     structured = bool(query.key or query.has_value or query.value_filters)
@@ -236,9 +242,10 @@ def memory_query(*, principal: Principal, query: MemoryQuery, now=None) -> Memor
         relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids))
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
+    fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}
     return MemoryQueryResult(
-        exact=nodes_in_order(exact_ids),
-        relevant=nodes_in_order(relevant_ids),
+        exact=[fetched[pk] for pk in exact_ids if pk in fetched],
+        relevant=[fetched[pk] for pk in relevant_ids if pk in fetched],
         omitted=omitted[:OMITTED_MAX],
         matched=matched,
     )

@@ -75,3 +75,30 @@ def test_context_requires_a_session_id(agent_client):
 def test_unknown_budget_fields_are_refused(agent_client):
     response = context(agent_client, budget={"max_characters": 10})
     assert response.status_code == 400
+
+
+def _queries_for(client, path, body):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert client.post(path, body, format="json").status_code == 200
+    return len(captured.captured_queries)
+
+
+def test_context_and_search_use_a_fixed_number_of_queries(agent_client, principal):
+    def grow(n):
+        for i in range(n):
+            msg = append(principal, f"jenkins note {i}", session_id="s1", user_id="u1")[0]
+            make_node(principal, user_id="u1", title=f"jenkins preference {i}", source_message_ids=[msg.pk])
+            make_node(principal, scope="workspace", workspace_id="w1", type="fact", title=f"jenkins fact {i}")
+
+    body = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1", "query": "jenkins"}
+    search = {"user_id": "u1", "workspace_id": "w1", "query_text": "jenkins"}
+    grow(2)
+    agent_client.post(URL, body, format="json")  # warm the key's last_used_at
+    small = (_queries_for(agent_client, URL, body), _queries_for(agent_client, "/api/v1/memory/search", search))
+    grow(10)
+    large = (_queries_for(agent_client, URL, body), _queries_for(agent_client, "/api/v1/memory/search", search))
+    assert small == large
+    assert large[0] <= 16
