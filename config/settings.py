@@ -13,6 +13,13 @@ from config.env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MEMORY_VAR_DIR", str(BASE_DIR / "var")))
 
+# The shared real conversations (../shared/data beside the checkout) used by replay, demos,
+# benchmarks and some tests; MEMORY_SHARED_DATA overrides.
+SHARED_DATA_DIR = Path(env_str("MEMORY_SHARED_DATA", "")) if env_str("MEMORY_SHARED_DATA", "") else next(
+    (path for path in (BASE_DIR.parent / "shared" / "data", Path("/work/shared/data")) if path.exists()),
+    BASE_DIR.parent / "shared" / "data",
+)
+
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me" if DEBUG else "")
 if not SECRET_KEY:

@@ -23,7 +23,7 @@ def _keep_the_test_connection_open():
 
 
 DEMO = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
-LOCOMO = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo" / "locomo5.json"
+LOCOMO = Path(settings.SHARED_DATA_DIR) / "locomo" / "locomo5.json"
 
 
 def test_the_cooking_demo_replays_through_the_api_and_supersedes(team):
@@ -42,7 +42,7 @@ def test_the_cooking_demo_replays_through_the_api_and_supersedes(team):
     assert "少油少辣" in final_block and "香菜可以放一点" in final_block and "避免香菜" not in final_block
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/data/locomo/locomo5.json is not present")
+@pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo data is not present (set MEMORY_SHARED_DATA)")
 def test_a_locomo_conversation_replays_with_sessions_dates_and_speakers(team):
     out = StringIO()
     call_command("replay", str(LOCOMO), team=team.slug, conversation="conv-26", max_turns=60, quiet=True, stdout=out)

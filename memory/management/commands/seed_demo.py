@@ -14,7 +14,7 @@ from accounts.services import agent_key_create, agent_key_revoke, membership_set
 from memory.models import Session
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
-LOCOMO_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo" / "locomo5.json"
+LOCOMO_FILE = Path(settings.SHARED_DATA_DIR) / "locomo" / "locomo5.json"
 
 
 class Command(BaseCommand):
