@@ -14,8 +14,9 @@ L5 holds at most `top_n` hits, nodes and messages interleaved by rank.
 The whole block — headers, separators, summary — stays within `max_chars` characters.
 When it would not, items are left out in reverse priority: recent messages (oldest first),
 then the summary, then L5 hits (lowest ranked first), then L2, L1 and L4. An item is never
-cut: it fits whole or is left out. A message is shown as one line of at most
-MESSAGE_EXCERPT_CHARS characters (longer ones end with "…"). Every node left out for the
+cut: it fits whole or is left out. A message is shown as one line, `role: text` or
+`role (name): text` when its metadata names the speaker, of at most MESSAGE_EXCERPT_CHARS
+characters of text (longer ones end with "…"). Every node left out for the
 budget is reported as `over_limit`.
 
 A failure in one part (say, keyword search) is logged, reported in diagnostics with
@@ -127,8 +128,16 @@ def _node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ()
     return Item(section, "node", node, "- " + _one_line(node.content or node.title), why, matched)
 
 
+def speaker(message: Message) -> str:
+    """`role`, or `role (name)` when the agent gave the speaker's name in metadata (speaker or name)."""
+    name = message.metadata.get("speaker") or message.metadata.get("name") if isinstance(message.metadata, dict) else None
+    if isinstance(name, str) and 0 < len(name) <= 64:
+        return f"{message.role} ({_one_line(name)})"
+    return message.role
+
+
 def _message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
-    text = f"{message.role}: {_excerpt(message.content)}"
+    text = f"{speaker(message)}: {_excerpt(message.content)}"
     if section == "earlier_messages":
         when = (message.occurred_at or message.created_at).date().isoformat()
         text = f"- [{when}] {text}"

@@ -139,3 +139,12 @@ def test_chinese_and_english_are_counted_alike_by_characters(principal):
     assert context.chars_by_layer["L2"] == (2 + 10) * 2
     # "- " + 10 Han characters: 10 + ceil(2 / 4); "- ten chars!": ceil(12 / 4)
     assert context.tokens_by_layer["L2"] == 11 + 3
+
+
+def test_messages_name_their_speaker_when_metadata_does(principal):
+    append(principal, "I went to a support group yesterday", session_id="s1", user_id="u1",
+           metadata={"speaker": "Caroline"})
+    append(principal, "hi", session_id="s1", user_id="u1", metadata={"name": ["not", "a", "name"]})
+    block = build(principal, owner=Owner(user_id="u1", session_id="s1")).block
+    assert "user (Caroline): I went to a support group yesterday" in block
+    assert "\nuser: hi" in block
