@@ -36,7 +36,7 @@ from accounts.principal import Principal
 from memory.models import Message, Node, NodeStatus, NodeType, Retrieval, Scope, Session, Summary
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, unexpired, visible_nodes
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, unexpired
 from memory.selectors.ordering import seed_order_by
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 
@@ -185,30 +185,34 @@ class _Gathered:
 
 def _gather(principal: Principal, request: ContextRequest, budget: Budget, session: Session | None) -> _Gathered:
     gathered = _Gathered()
-    base = visible_nodes(principal=principal, owner=request.owner, session=session)
+    base = Node.objects.filter(team=principal.team)
     if request.domain:
         base = base.filter(domain=request.domain)
     if request.category_path_prefix:
         base = base.filter(category_path_prefix_q(list(request.category_path_prefix)))
+    owner = request.owner
 
     defaults: list[Item] = []
     try:
         if session is not None:
-            defaults += [_node_item("session", node, "session_memory")
-                         for node in _default_layer(base.filter(scope=Scope.SESSION), order_by_importance=False)]
+            defaults += [
+                _node_item("session", node, "session_memory")
+                for node in _default_layer(base.filter(reach(owner=owner, session=session, scopes=[Scope.SESSION])),
+                                           order_by_importance=False)
+            ]
         defaults += [
             _node_item("workspace", node, "workspace_memory")
             for node in _default_layer(
-                base.filter(scope__in=[Scope.WORKSPACE, Scope.GLOBAL]),
+                base.filter(reach(owner=owner, session=None, scopes=[Scope.WORKSPACE, Scope.GLOBAL])),
                 types=[NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT],
                 order_by_importance=True,
             )
         ]
-        if request.owner.user_id:
+        if owner.user_id:
             defaults += [
                 _node_item("user_preferences", node, "user_preference")
                 for node in _default_layer(
-                    base.filter(scope=Scope.USER),
+                    base.filter(reach(owner=owner, session=None, scopes=[Scope.USER])),
                     types=[NodeType.PREFERENCE, NodeType.CONSTRAINT],
                     order_by_importance=True,
                 )

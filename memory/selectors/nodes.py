@@ -49,23 +49,36 @@ def owner_session(*, principal: Principal, owner: Owner) -> Session | None:
     ).first()
 
 
-def visible_nodes(*, principal: Principal, owner: Owner, session: Session | None = None) -> QuerySet[Node]:
-    """Nodes the caller's context reaches: global, the user's, the workspace's, the session's.
+def reach(*, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) -> Q:
+    """The nodes of `scopes` that the caller's context reaches: global, the user's (by
+    user_id), the workspace's (by workspace_id), the session's. An absent id reaches
+    nothing of that scope (no id never means every id)."""
+    parts = []
+    if Scope.GLOBAL in scopes:
+        parts.append(Q(scope=Scope.GLOBAL))
+    if Scope.USER in scopes and owner.user_id:
+        parts.append(Q(scope=Scope.USER, user_id=owner.user_id))
+    if Scope.WORKSPACE in scopes and owner.workspace_id:
+        parts.append(Q(scope=Scope.WORKSPACE, workspace_id=owner.workspace_id))
+    if Scope.SESSION in scopes and session is not None:
+        parts.append(Q(scope=Scope.SESSION, session=session))
+    if not parts:
+        return Q(pk__in=[])
+    combined = parts[0]
+    for part in parts[1:]:
+        combined |= part
+    return combined
 
-    Raises AccessDenied when the principal may not read `owner.workspace_id`. An absent id
-    reaches nothing of that scope (no id never means every id).
+
+def visible_nodes(*, principal: Principal, owner: Owner, session: Session | None = None) -> QuerySet[Node]:
+    """Nodes the caller's context reaches (see `reach`), of the principal's team.
+
+    Raises AccessDenied when the principal may not read `owner.workspace_id`.
     """
     principal.check_workspace(owner.workspace_id)
-    reach = Q(scope=Scope.GLOBAL)
-    if owner.user_id:
-        reach |= Q(scope=Scope.USER, user_id=owner.user_id)
-    if owner.workspace_id:
-        reach |= Q(scope=Scope.WORKSPACE, workspace_id=owner.workspace_id)
     if session is None:
         session = owner_session(principal=principal, owner=owner)
-    if session is not None:
-        reach |= Q(scope=Scope.SESSION, session=session)
-    return Node.objects.filter(team=principal.team).filter(reach)
+    return Node.objects.filter(team=principal.team).filter(reach(owner=owner, session=session))
 
 
 def unexpired(now=None) -> Q:
