@@ -237,7 +237,8 @@ class RetrievalView(TeamAPIView):
     def get(self, request, retrieval_id: int):
         principal = request.principal
         retrieval = Retrieval.objects.filter(team=principal.team, pk=retrieval_id).select_related("session").first()
-        if retrieval is None or (retrieval.workspace_id and not principal.can_read_workspace(retrieval.workspace_id)):
+        limited = principal.workspace_ids is not None
+        if retrieval is None or (limited and not principal.can_read_workspace(retrieval.workspace_id)):
             raise NotFound(f"no retrieval {retrieval_id}")
         explained = retrieval_explain(principal=principal, retrieval=retrieval)
         return Response(

@@ -15,10 +15,18 @@ from memory.services.sessions import SessionRef
 
 
 def nodes_for_team(*, principal: Principal) -> QuerySet[Node]:
-    """Every node of the principal's team in a workspace it may read (dashboard, browse)."""
+    """Every node of the principal's team that it may read (dashboard, browse, get by id).
+
+    A key limited to workspaces reads their nodes and the team's user and global nodes; with
+    an empty limit it reads nothing (an empty allow-list denies, S09).
+    """
     nodes = Node.objects.filter(team=principal.team)
     if principal.workspace_ids is not None:
-        nodes = nodes.filter(Q(workspace_id__in=sorted(principal.workspace_ids)) | Q(workspace_id=""))
+        if not principal.workspace_ids:
+            return nodes.none()
+        nodes = nodes.filter(
+            Q(workspace_id__in=sorted(principal.workspace_ids)) | Q(workspace_id="", scope__in=[Scope.USER, Scope.GLOBAL])
+        )
     return nodes
 
 

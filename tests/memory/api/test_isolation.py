@@ -163,3 +163,19 @@ def test_history_does_not_follow_a_chain_into_a_workspace_the_key_cannot_read(te
     assert response.status_code == 200
     assert "secret in B" not in response.content.decode()
     assert [n["id"] for n in response.json()["chain"]] == [old.pk]
+
+
+def test_an_empty_workspace_limit_reads_no_user_or_global_memory_either(team, principal, admin_principal):
+    make_node(principal, scope="user", user_id="u1", type="fact", title="user fact")
+    make_node(admin_principal, scope="global", type="fact", title="team fact")
+    empty = key_client(agent_key_create(team=team, name="nothing", workspace_ids=[])[1])
+    assert empty.get(reverse("api-nodes")).json()["results"] == []
+    limited = key_client(agent_key_create(team=team, name="w1", workspace_ids=["w1"])[1])
+    assert sorted(n["title"] for n in limited.get(reverse("api-nodes")).json()["results"]) == ["team fact", "user fact"]
+
+
+def test_a_limited_key_cannot_read_a_retrieval_made_without_a_workspace(team, agent_client):
+    retrieval_id = agent_client.post(reverse("api-context"), {"session_id": "s9", "query": "x"},
+                                     format="json").json()["retrieval_id"]
+    limited = key_client(agent_key_create(team=team, name="w1", workspace_ids=["w1"])[1])
+    assert limited.get(reverse("api-retrieval", args=[retrieval_id])).status_code == 404
