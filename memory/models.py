@@ -193,6 +193,14 @@ class Node(models.Model):
             models.Index(fields=["session", "status", "updated_at"], name="node_session_idx"),
             models.Index(fields=["team", "workspace_id", "status", "updated_at"], name="node_workspace_idx"),
             models.Index(fields=["team", "user_id", "status", "updated_at"], name="node_user_idx"),
+            # The context's default layers read the top nodes by importance of one owner and
+            # scope; these let the database stop after LIMIT rows instead of sorting them all.
+            models.Index(
+                fields=["team", "workspace_id", "scope", "status", "-importance", "-updated_at"],
+                name="node_workspace_rank_idx",
+            ),
+            models.Index(fields=["team", "user_id", "scope", "status", "-importance", "-updated_at"], name="node_user_rank_idx"),
+            models.Index(fields=["session", "status", "-importance", "-updated_at"], name="node_session_rank_idx"),
         ]
         constraints = [
             models.CheckConstraint(

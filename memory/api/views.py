@@ -373,7 +373,7 @@ class NodeListView(TeamAPIView):
             request.principal.check_workspace(params["workspace_id"])
         nodes = node_list(principal=request.principal, filters=params)
         if params.get("q", "").strip():
-            nodes = node_text_filter(nodes, params["q"])
+            nodes = node_text_filter(nodes, params["q"], team_id=request.principal.team.pk)
         paginator = NodePagination()
         page = paginator.paginate_queryset(nodes.select_related("superseded_by"), request, view=self)
         return paginator.get_paginated_response(s.NodeOutSerializer(page, many=True).data)

@@ -37,13 +37,13 @@ class Scored:
     values: dict = field(default_factory=dict)
 
 
-def document_frequencies(queryset: QuerySet, tokens: Sequence[str]) -> dict[str, int]:
-    """Rows of `queryset` matching each token, capped at DF_PROBE_CAP; one round trip."""
+def document_frequencies(queryset: QuerySet, tokens: Sequence[str], within: tuple[str, ...] = ()) -> dict[str, int]:
+    """Rows of `queryset` matching each token (within the owner tokens), capped at DF_PROBE_CAP; one round trip."""
     if not tokens:
         return {}
     # Compile the probe once with a placeholder token, then repeat it with each token's
     # parameter: the ORM's compile cost is paid once, not once per token.
-    placeholder = TokenQuery((_PLACEHOLDER,))
+    placeholder = TokenQuery((_PLACEHOLDER,), within=within)
     probe = queryset.filter(search_tokens__matches=placeholder).order_by().values("pk")[:DF_PROBE_CAP]
     sql, probe_params = probe.query.sql_with_params()
     formatted = {placeholder.as_tsquery(), placeholder.as_fts5()}
@@ -53,7 +53,7 @@ def document_frequencies(queryset: QuerySet, tokens: Sequence[str]) -> dict[str,
     parts: list[str] = []
     params: list = []
     for index, token in enumerate(tokens):
-        single = TokenQuery((token,))
+        single = TokenQuery((token,), within=within)
         value = single.as_tsquery() if probe_params[slots[0]] == placeholder.as_tsquery() else single.as_fts5()
         token_params = list(probe_params)
         token_params[slots[0]] = value
@@ -69,21 +69,23 @@ def idf(frequency: int) -> float:
     return math.log(1.0 + DF_PROBE_CAP / (frequency + 0.5))
 
 
-def _candidates(queryset: QuerySet, frequencies: dict[str, int], fields: Sequence[str]) -> list[tuple]:
+def _candidates(
+    queryset: QuerySet, frequencies: dict[str, int], fields: Sequence[str], within: tuple[str, ...]
+) -> list[tuple]:
     present = [token for token, count in frequencies.items() if count > 0]
     if not present:
         return []
     columns = ("pk", "search_tokens", *fields)
     rare = [token for token in present if frequencies[token] < DF_PROBE_CAP]
     if rare:
-        matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(rare)))
+        matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(rare), within=within))
         return list(matching.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES])
     rows: dict[int, tuple] = {}
-    every = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), "all"))
+    every = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), "all", within))
     for row in every.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES]:
         rows[row[0]] = row
     if len(rows) < MAX_CANDIDATES:
-        some = queryset.filter(search_tokens__matches=TokenQuery(tuple(present)))
+        some = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), within=within))
         for row in some.order_by("-pk").values_list(*columns)[: MAX_CANDIDATES - len(rows)]:
             rows.setdefault(row[0], row)
     return list(rows.values())
@@ -95,16 +97,19 @@ def rank(
     *,
     weights: Sequence[float],
     fields: Sequence[str] = (),
+    within: Sequence[str] = (),
 ) -> list[Scored]:
     """Score the rows of `queryset` that match `tokens`, best first (ties in pk order, newest first).
 
     `weights` gives one weight per field of the row's search_tokens; `fields` are extra
-    columns to return in `Scored.values`.
+    columns to return in `Scored.values`. `within` (owner tokens) lets the index itself keep
+    to the caller's reach; `queryset` must still carry the exact filters, which decide.
     """
     if not tokens:
         return []
-    frequencies = document_frequencies(queryset, tokens)
-    rows = _candidates(queryset, frequencies, fields)
+    owners = tuple(dict.fromkeys(within))
+    frequencies = document_frequencies(queryset, tokens, owners)
+    rows = _candidates(queryset, frequencies, fields, owners)
     if not rows:
         return []
     weights_of = {token: idf(count) for token, count in frequencies.items() if count > 0}

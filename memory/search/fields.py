@@ -21,25 +21,35 @@ _SAFE_TOKEN_CHARS = frozenset("\"'\\|&!():*<>")
 
 @dataclass(frozen=True)
 class TokenQuery:
+    """Rows whose tokens include any (or all) of `tokens` — and, when `within` is given, at
+    least one of those owner tokens (the caller's reach; see memory.search.text.owner_token)."""
+
     tokens: tuple[str, ...]
     mode: str = "any"  # "any" | "all"
+    within: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.tokens:
             raise ValueError("a TokenQuery needs at least one token")
         if self.mode not in ("any", "all"):
             raise ValueError(f"mode must be 'any' or 'all', not {self.mode!r}")
-        for token in self.tokens:
+        for token in (*self.tokens, *self.within):
             if not token or any(ch in _SAFE_TOKEN_CHARS or ch.isspace() for ch in token):
                 raise ValueError(f"not a token: {token!r}")
 
     def as_tsquery(self) -> str:
         joiner = " | " if self.mode == "any" else " & "
-        return joiner.join(f"'{token}'" for token in self.tokens)
+        text = joiner.join(f"'{token}'" for token in self.tokens)
+        if not self.within:
+            return text
+        return "(" + " | ".join(f"'{token}'" for token in self.within) + f") & ({text})"
 
     def as_fts5(self) -> str:
         joiner = " OR " if self.mode == "any" else " AND "
-        return joiner.join(f'"{token}"' for token in self.tokens)
+        text = joiner.join(f'"{token}"' for token in self.tokens)
+        if not self.within:
+            return text
+        return "(" + " OR ".join(f'"{token}"' for token in self.within) + f") AND ({text})"
 
 
 class SearchTokensField(models.TextField):

@@ -11,6 +11,7 @@ A query uses bigrams for CJK runs of two or more characters, the unigram for a
 one-character run, and drops English stop words.
 """
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -26,6 +27,8 @@ _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
 FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
+OWNER_TOKEN_PREFIX = "zzo"
+_OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d")  # owner tokens are never searchable as text
 
 ENGLISH_STOP_WORDS = frozenset(
     """
@@ -77,7 +80,7 @@ def query_tokens(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for kind, run in _runs(normalize(text)):
         if kind == "word":
-            if run not in ENGLISH_STOP_WORDS:
+            if run not in ENGLISH_STOP_WORDS and not _OWNER_TOKEN.match(run):
                 seen.setdefault(run)
         elif len(run) == 1:
             seen.setdefault(run)
@@ -97,19 +100,43 @@ def _bounded(tokens: list[str], budget: int) -> list[str]:
     return distinct[:half] + distinct[-(budget - half) :]
 
 
-def document_tokens(fields: Iterable[str]) -> str:
+def document_tokens(fields: Iterable[str], owners: Iterable[str] = ()) -> str:
     """The `search_tokens` column for a document made of `fields` (title, content, …).
 
-    Fields are separated by FIELD_SEPARATOR so scoring can weigh them. A very long document
-    keeps its distinct tokens from the head and the tail (MAX_INDEX_TOKENS in all), so the
-    end of a long text stays searchable; the stored text itself is never shortened.
+    Fields are separated by FIELD_SEPARATOR so scoring can weigh them; the owner tokens
+    (see owner_token) come last, as a field of their own that scoring ignores. A very long
+    document keeps its distinct tokens from the head and the tail (MAX_INDEX_TOKENS in all),
+    so the end of a long text stays searchable; the stored text itself is never shortened.
     """
     field_tokens = [index_tokens(field) for field in fields]
     total = sum(len(tokens) for tokens in field_tokens)
     if total > MAX_INDEX_TOKENS:
         share = max(1, MAX_INDEX_TOKENS // max(1, len(field_tokens)))
         field_tokens = [_bounded(tokens, share) for tokens in field_tokens]
+    owner_field = list(owners)
+    if owner_field:
+        field_tokens.append(owner_field)
     return FIELD_SEPARATOR.join(" ".join(tokens) for tokens in field_tokens)
+
+
+
+
+def owner_token(team_id: int, kind: str, value: object = "") -> str:
+    """A token naming who owns a row, indexed with its text so that a search can be limited
+    to the caller's reach inside the index itself.
+
+    kind: "t" the team, "g" the team's global memory, "s" a session (by pk), "w" a
+    workspace, "u" an end user, "p" a (workspace, user) pair; string ids are hashed so the
+    token stays one lower-case alphanumeric word on both databases.
+    """
+    if kind in ("t", "g"):
+        return f"{OWNER_TOKEN_PREFIX}{team_id}{kind}"
+    if kind == "s":
+        return f"{OWNER_TOKEN_PREFIX}{team_id}s{int(value)}"
+    if kind not in ("w", "u", "p"):
+        raise ValueError(f"unknown owner kind {kind!r}")
+    digest = hashlib.sha1(str(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{OWNER_TOKEN_PREFIX}{team_id}{kind}{digest}"
 
 
 def json_strings(value: object) -> Iterator[str]:

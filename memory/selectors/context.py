@@ -29,15 +29,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import F, prefetch_related_objects
-from django.db.models.expressions import OrderBy
+from django.db.models import Q, prefetch_related_objects
+from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.models import Message, Node, NodeStatus, NodeType, Retrieval, Scope, Session, Summary
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, unexpired
-from memory.selectors.ordering import seed_order_by
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, unexpired
+from memory.selectors.ordering import seed_order_key
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 
 logger = logging.getLogger(__name__)
@@ -157,16 +157,28 @@ def render(items: list[Item]) -> str:
     return "\n\n".join(blocks)
 
 
-def _default_layer(nodes, *, types=None, order_by_importance: bool) -> list[Node]:
-    """Up to DEFAULT_LIST_MAX active, unexpired nodes of a default layer (source links are
-    prefetched later, once for the whole context)."""
-    nodes = nodes.filter(status=NodeStatus.ACTIVE).filter(unexpired())
-    if types:
-        nodes = nodes.filter(type__in=types)
-    order = seed_order_by()
-    if order_by_importance:
-        order = [OrderBy(F("importance"), descending=True), *order]
-    return list(nodes.select_related("session", "superseded_by").order_by(*order)[:DEFAULT_LIST_MAX])
+def _default_layer(base, owners: list[Q], *, types=None) -> list[Node]:
+    """The layer's top DEFAULT_LIST_MAX active, unexpired nodes by importance, then the seed order.
+
+    One query per owner (a workspace, the team's global memory, a user, a session), each
+    ordered like the rank indexes so the database reads only LIMIT rows; the parts are merged
+    here. Source links are prefetched later, once for the whole context.
+    """
+    now = timezone.now()
+    found: list[Node] = []
+    for owner in owners:
+        nodes = base.filter(owner, status=NodeStatus.ACTIVE).filter(unexpired(now))
+        if types:
+            nodes = nodes.filter(type__in=types)
+        nodes = nodes.select_related("session", "superseded_by").order_by("-importance", "-updated_at", "-pk")
+        found += list(nodes[:DEFAULT_LIST_MAX])
+
+    def key(node: Node) -> tuple:
+        values = {name: getattr(node, name) for name in ("scope", "type", "explicit", "expires_at", "updated_at",
+                                                         "confidence", "importance", "pk")}
+        return (-node.importance, seed_order_key(values, now))
+
+    return sorted(found, key=key)[:DEFAULT_LIST_MAX]
 
 
 @dataclass
@@ -195,27 +207,21 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     defaults: list[Item] = []
     try:
         if session is not None:
-            defaults += [
-                _node_item("session", node, "session_memory")
-                for node in _default_layer(base.filter(reach(owner=owner, session=session, scopes=[Scope.SESSION])),
-                                           order_by_importance=False)
-            ]
+            defaults += [_node_item("session", node, "session_memory")
+                         for node in _default_layer(base, [Q(session=session, scope=Scope.SESSION)])]
+        workspace_owners = [Q(workspace_id="", scope=Scope.GLOBAL)]
+        if owner.workspace_id:
+            workspace_owners.insert(0, Q(workspace_id=owner.workspace_id, scope=Scope.WORKSPACE))
         defaults += [
             _node_item("workspace", node, "workspace_memory")
-            for node in _default_layer(
-                base.filter(reach(owner=owner, session=None, scopes=[Scope.WORKSPACE, Scope.GLOBAL])),
-                types=[NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT],
-                order_by_importance=True,
-            )
+            for node in _default_layer(base, workspace_owners,
+                                       types=[NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT])
         ]
         if owner.user_id:
             defaults += [
                 _node_item("user_preferences", node, "user_preference")
-                for node in _default_layer(
-                    base.filter(reach(owner=owner, session=None, scopes=[Scope.USER])),
-                    types=[NodeType.PREFERENCE, NodeType.CONSTRAINT],
-                    order_by_importance=True,
-                )
+                for node in _default_layer(base, [Q(user_id=owner.user_id, scope=Scope.USER)],
+                                           types=[NodeType.PREFERENCE, NodeType.CONSTRAINT])
             ]
     except DatabaseError as error:
         gathered.fail("default memory layers", error)

@@ -25,7 +25,7 @@ def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = ""
     """
     nodes = node_list(principal=principal, filters=filters)
     if text.strip():
-        nodes = node_text_filter(nodes, text)
+        nodes = node_text_filter(nodes, text, team_id=principal.team.pk)
     return nodes
 
 

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from accounts.principal import Principal
 from memory.models import Message, Session
 from memory.search.engine import rank
-from memory.search.text import query_tokens
+from memory.search.text import owner_token, query_tokens
 
 MESSAGE_FIELD_WEIGHTS = (1.0,)
 
@@ -49,7 +49,12 @@ def messages_search(
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0:
         return []
-    scored = [item for item in rank(episodic_scope(principal=principal, session=session), tokens,
-                                     weights=MESSAGE_FIELD_WEIGHTS) if item.pk not in exclude_ids][:limit]
+    if session.user_id:
+        within = [owner_token(principal.team.pk, "p", f"{session.workspace_id}\x1f{session.user_id}")]
+    else:
+        within = [owner_token(principal.team.pk, "s", session.pk)]
+    ranked = rank(episodic_scope(principal=principal, session=session), tokens, weights=MESSAGE_FIELD_WEIGHTS,
+                  within=within)
+    scored = [item for item in ranked if item.pk not in exclude_ids][:limit]
     found = Message.objects.select_related("session").in_bulk([item.pk for item in scored])
     return [MessageHit(found[item.pk], item.score, item.matched) for item in scored if item.pk in found]

@@ -10,7 +10,7 @@ from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import AuditEvent, Node, Scope, Session
 from memory.search.fields import TokenQuery
-from memory.search.text import query_tokens
+from memory.search.text import owner_token, query_tokens
 from memory.services.sessions import SessionRef
 
 
@@ -76,6 +76,20 @@ def reach(*, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) 
     for part in parts[1:]:
         combined |= part
     return combined
+
+
+def reach_tokens(*, team_id: int, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) -> list[str]:
+    """The owner tokens of `reach` (same rule), for keyword search inside the index."""
+    tokens = []
+    if Scope.GLOBAL in scopes:
+        tokens.append(owner_token(team_id, "g"))
+    if Scope.USER in scopes and owner.user_id:
+        tokens.append(owner_token(team_id, "u", owner.user_id))
+    if Scope.WORKSPACE in scopes and owner.workspace_id:
+        tokens.append(owner_token(team_id, "w", owner.workspace_id))
+    if Scope.SESSION in scopes and session is not None:
+        tokens.append(owner_token(team_id, "s", session.pk))
+    return tokens
 
 
 def visible_nodes(*, principal: Principal, owner: Owner, session: Session | None = None) -> QuerySet[Node]:
@@ -156,12 +170,12 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
     return nodes.select_related("session").prefetch_related("source_links").order_by("-pk")
 
 
-def node_text_filter(nodes: QuerySet[Node], text: str) -> QuerySet[Node]:
-    """Nodes whose indexed text has every token of `text` (Chinese and English alike)."""
+def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:
+    """Nodes (of team `team_id`) whose indexed text has every token of `text`, Chinese and English alike."""
     tokens = query_tokens(text)
     if not tokens:
         return nodes.none()
-    return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all"))
+    return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all", (owner_token(team_id, "t"),)))
 
 
 def category_path_prefix_q(prefix: str | list[str]) -> Q:

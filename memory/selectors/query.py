@@ -22,7 +22,7 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
-from memory.selectors.nodes import Owner, category_path_prefix_q, unexpired, visible_nodes
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach_tokens, unexpired, visible_nodes
 from memory.selectors.ordering import seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json
 from memory.validation import clean_text
@@ -185,10 +185,12 @@ def _exact(nodes: QuerySet[Node], query: MemoryQuery, now) -> tuple[list[int], l
 
 
 def _relevant(
-    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int]
+    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int], within: list[str]
 ) -> tuple[list[int], list[Omission], dict[int, tuple[str, ...]]]:
     tokens = query_tokens(query.query_text)
-    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS)
+    if not within:
+        return [], [], {}
+    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within)
     scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
     chosen: list[int] = []
     omitted: list[Omission] = []
@@ -230,6 +232,9 @@ def memory_query(
     """
     _validate(query)
     now = now or timezone.now()
+    principal.check_workspace(query.owner.workspace_id)
+    if session is None:
+        session = owner_session(principal=principal, owner=query.owner)
     nodes = _filtered(principal, query, session)
     exact_ids: list[int] = []
     omitted: list[Omission] = []
@@ -239,7 +244,9 @@ def memory_query(
     relevant_ids: list[int] = []
     matched: dict[int, tuple[str, ...]] = {}
     if query.query_text.strip():
-        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids))
+        within = reach_tokens(team_id=principal.team.pk, owner=query.owner, session=session,
+                              scopes=query.scopes or tuple(Scope.values))
+        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids), within)
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
     fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}

@@ -13,7 +13,7 @@ from accounts.principal import Principal
 from memory.errors import InvalidInput
 from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_MAX
 from memory.models import Message, MessageRole, Session
-from memory.search.text import document_tokens
+from memory.search.text import document_tokens, owner_token
 from memory.services.audit import audit_record
 from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_text, first_json_problem
@@ -29,8 +29,19 @@ class MessageInput:
     occurred_at: datetime | None = None
 
 
-def message_search_tokens(content: str) -> str:
-    return document_tokens([content])
+def message_owner_tokens(session: Session) -> list[str]:
+    """The team's token, the session's, and the (workspace, user) pair's: episodic recall
+    searches one session or all of a user's sessions in a workspace."""
+    team = session.team_id
+    return [
+        owner_token(team, "t"),
+        owner_token(team, "s", session.pk),
+        owner_token(team, "p", f"{session.workspace_id}\x1f{session.user_id}"),
+    ]
+
+
+def message_search_tokens(content: str, session: Session) -> str:
+    return document_tokens([content], owners=message_owner_tokens(session))
 
 
 def _validate(item: MessageInput, prefix: str) -> None:
@@ -104,7 +115,7 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
                     metadata=item.metadata,
                     created_at=now,
                     occurred_at=item.occurred_at,
-                    search_tokens=message_search_tokens(item.content),
+                    search_tokens=message_search_tokens(item.content, session),
                 )
             )
         created = Message.objects.bulk_create(rows)

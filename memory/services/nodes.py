@@ -18,7 +18,7 @@ from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, NodeType, Scope, Session
-from memory.search.text import document_tokens, json_strings
+from memory.search.text import document_tokens, json_strings, owner_token
 from memory.services.audit import audit_record, audit_redact_node, node_snapshot
 from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_identity, clean_text, first_json_problem
@@ -151,11 +151,27 @@ def validate_node_input(data: NodeInput) -> NodeInput:
     )
 
 
+def node_owner_tokens(node: Node) -> list[str]:
+    """The team's token and the token of the node's owner for its scope."""
+    team = node.team_id
+    if node.scope == Scope.SESSION:
+        owner = owner_token(team, "s", node.session_id)
+    elif node.scope == Scope.WORKSPACE:
+        owner = owner_token(team, "w", node.workspace_id)
+    elif node.scope == Scope.USER:
+        owner = owner_token(team, "u", node.user_id)
+    else:
+        owner = owner_token(team, "g")
+    return [owner_token(team, "t"), owner]
+
+
 def node_search_tokens(node: Node) -> str:
-    """Fields, in weight order: title | content | tags | entities | key and value strings."""
+    """Fields, in weight order: title | content | tags | entities | key and value strings,
+    then the owner tokens (node_owner_tokens)."""
     key_and_value = " ".join([node.key.replace("_", " ").replace(".", " "), *json_strings(node.value_json)])
     return document_tokens(
-        [node.title, node.content, " ".join(node.tags), " ".join(node.entities), key_and_value]
+        [node.title, node.content, " ".join(node.tags), " ".join(node.entities), key_and_value],
+        owners=node_owner_tokens(node),
     )
 
 

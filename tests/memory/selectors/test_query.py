@@ -165,3 +165,33 @@ class TestValueFilters:
         make_node(principal, title="D", key="k", value_json={"contains": {"x": None}})
         q = MemoryQuery(owner=U1, value_filters=(ValueFilter(path=("contains", "x"), op="is_null"),))
         assert [n.title for n in memory_query(principal=principal, query=q).exact] == ["D"]
+
+
+def test_search_reaches_each_scope_of_the_callers_context_and_nothing_else(principal, admin_principal):
+    append(principal, "hi", session_id="s1", workspace_id="w1", user_id="u1")
+    owner = Owner(workspace_id="w1", user_id="u1", session_id="s1")
+    mine = {
+        make_node(admin_principal, scope="global", type="fact", title="jenkins global").pk,
+        make_node(principal, scope="user", user_id="u1", title="jenkins user").pk,
+        make_node(principal, scope="workspace", workspace_id="w1", type="fact", title="jenkins workspace").pk,
+        make_node(principal, scope="session", session_id="s1", workspace_id="w1", user_id="u1", title="jenkins session").pk,
+    }
+    make_node(principal, scope="user", user_id="u2", title="jenkins other user")
+    make_node(principal, scope="workspace", workspace_id="w2", type="fact", title="jenkins other workspace")
+    append(principal, "hi", session_id="s1", workspace_id="w1", user_id="u2")
+    make_node(principal, scope="session", session_id="s1", workspace_id="w1", user_id="u2", title="jenkins other session")
+    assert {n.pk for n in search(principal, "jenkins", owner=owner).relevant} == mine
+    only_user = search(principal, "jenkins", owner=owner, scopes=("user",)).relevant
+    assert [n.title for n in only_user] == ["jenkins user"]
+
+
+def test_owner_tokens_are_in_the_index_and_never_match_text(principal):
+    from memory.models import Node
+    from memory.search.text import owner_token
+    from tests.helpers import index_hits
+
+    make_node(principal, scope="user", user_id="u1", title="plain words")
+    token = owner_token(principal.team.pk, "u", "u1")
+    assert index_hits(Node, token) == 1
+    assert search(principal, token).relevant == []
+    assert search(principal, "plain").relevant
