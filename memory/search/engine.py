@@ -1,14 +1,18 @@
 """Keyword ranking over a team's rows: the database finds candidates, Python scores them.
 
 The same code runs on PostgreSQL and SQLite, so both give the same ranking for the same
-store (R-QUERY: deterministic by default).
+store (R-QUERY: deterministic by default). Every match is limited in the index to the
+caller's reach (owner tokens, see memory.search.text.owner_token).
 
-1. Document frequencies: for each query token, count matching rows, stopping at
-   DF_PROBE_CAP (one SQL statement for all tokens). Tokens that reach the cap are common.
-2. Candidates: rows matching any rare token; when every token is common, rows matching all
-   of them plus the most recent rows matching any (at most MAX_CANDIDATES).
+1. Direct: fetch the rows in reach matching any query token; when there are at most
+   DIRECT_CANDIDATES, they are all the candidates and document frequencies are counted
+   among them.
+2. Otherwise, probes: for each query token, count matching rows, stopping at DF_PROBE_CAP
+   (one SQL statement for all tokens); tokens that reach the cap are common. Candidates are
+   the rows matching any rare token or, when every token is common, rows matching all of
+   them plus the most recent rows matching any (at most MAX_CANDIDATES).
 3. Score: BM25F over the fields of `search_tokens` with per-field weights, idf from the
-   probed frequencies. Ties are left to the caller's ordering.
+   frequencies. Ties are left to the caller's ordering.
 """
 
 import math
@@ -24,6 +28,7 @@ from memory.search.text import FIELD_SEPARATOR
 
 DF_PROBE_CAP = 200
 MAX_CANDIDATES = 1000
+DIRECT_CANDIDATES = 400
 BM25_K1 = 1.2
 BM25_B = 0.75
 _PLACEHOLDER = "zzdfprobeplaceholder"
@@ -91,6 +96,21 @@ def _candidates(
     return list(rows.values())
 
 
+def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list[tuple[tuple, dict[str, float], float]]:
+    """Per row: the weighted term frequency of each query token, and the weighted length."""
+    parsed = []
+    for row in rows:
+        tf: dict[str, float] = {}
+        length = 0.0
+        for weight, text in zip(weights, row[1].split(FIELD_SEPARATOR), strict=False):
+            tokens_in_field = text.split()
+            length += weight * len(tokens_in_field)
+            for token, count in Counter(t for t in tokens_in_field if t in query).items():
+                tf[token] = tf.get(token, 0.0) + weight * count
+        parsed.append((row, tf, length))
+    return parsed
+
+
 def rank(
     queryset: QuerySet,
     tokens: Sequence[str],
@@ -104,26 +124,27 @@ def rank(
     `weights` gives one weight per field of the row's search_tokens; `fields` are extra
     columns to return in `Scored.values`. `within` (owner tokens) lets the index itself keep
     to the caller's reach; `queryset` must still carry the exact filters, which decide.
+
+    When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
+    one query fetches them all and document frequencies are counted among them (exact);
+    otherwise the capped frequency probes choose the candidates (see the module docstring).
     """
     if not tokens:
         return []
     owners = tuple(dict.fromkeys(within))
-    frequencies = document_frequencies(queryset, tokens, owners)
-    rows = _candidates(queryset, frequencies, fields, owners)
-    if not rows:
+    columns = ("pk", "search_tokens", *fields)
+    matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(tokens), within=owners))
+    rows = list(matching.order_by("-pk").values_list(*columns)[: DIRECT_CANDIDATES + 1])
+    if len(rows) <= DIRECT_CANDIDATES:
+        parsed = _parse(rows, set(tokens), weights)
+        frequencies = Counter(token for _, tf, _ in parsed for token in tf)
+    else:
+        frequencies = Counter(document_frequencies(queryset, tokens, owners))
+        rows = _candidates(queryset, frequencies, fields, owners)
+        parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0}, weights)
+    if not parsed:
         return []
     weights_of = {token: idf(count) for token, count in frequencies.items() if count > 0}
-    query = set(weights_of)
-    parsed: list[tuple[tuple, dict[str, float], float]] = []
-    for row in rows:
-        tf: dict[str, float] = {}
-        length = 0.0
-        for weight, text in zip(weights, row[1].split(FIELD_SEPARATOR), strict=False):
-            tokens_in_field = text.split()
-            length += weight * len(tokens_in_field)
-            for token, count in Counter(t for t in tokens_in_field if t in query).items():
-                tf[token] = tf.get(token, 0.0) + weight * count
-        parsed.append((row, tf, length))
     average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
     scored: list[Scored] = []
     for row, tf, length in parsed:
@@ -132,6 +153,7 @@ def rank(
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
         matched = tuple(token for token in tokens if token in tf)
-        scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=dict(zip(fields, row[2:], strict=True))))
+        values = dict(zip(fields, row[2:], strict=True))
+        scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=values))
     scored.sort(key=lambda item: (-item.score, -item.pk))
     return scored

@@ -29,21 +29,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import Q, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.models import Message, Node, NodeStatus, NodeType, Retrieval, Scope, Session, Summary
+from memory.models import Message, Node, Retrieval, Session, Summary
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
+from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, unexpired
-from memory.selectors.ordering import seed_order_key
+from memory.selectors.nodes import Owner, owner_session
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 
 logger = logging.getLogger(__name__)
 
 MESSAGE_EXCERPT_CHARS = 280
-DEFAULT_LIST_MAX = 20  # per default layer, before the budget
 
 SECTIONS = {  # display order
     "workspace": ("L1", "[Workspace and team memory]"),
@@ -157,30 +156,6 @@ def render(items: list[Item]) -> str:
     return "\n\n".join(blocks)
 
 
-def _default_layer(base, owners: list[Q], *, types=None) -> list[Node]:
-    """The layer's top DEFAULT_LIST_MAX active, unexpired nodes by importance, then the seed order.
-
-    One query per owner (a workspace, the team's global memory, a user, a session), each
-    ordered like the rank indexes so the database reads only LIMIT rows; the parts are merged
-    here. Source links are prefetched later, once for the whole context.
-    """
-    now = timezone.now()
-    found: list[Node] = []
-    for owner in owners:
-        nodes = base.filter(owner, status=NodeStatus.ACTIVE).filter(unexpired(now))
-        if types:
-            nodes = nodes.filter(type__in=types)
-        nodes = nodes.select_related("session", "superseded_by").order_by("-importance", "-updated_at", "-pk")
-        found += list(nodes[:DEFAULT_LIST_MAX])
-
-    def key(node: Node) -> tuple:
-        values = {name: getattr(node, name) for name in ("scope", "type", "explicit", "expires_at", "updated_at",
-                                                         "confidence", "importance", "pk")}
-        return (-node.importance, seed_order_key(values, now))
-
-    return sorted(found, key=key)[:DEFAULT_LIST_MAX]
-
-
 @dataclass
 class _Gathered:
     candidates: list[Item] = field(default_factory=list)  # in fill priority order
@@ -197,32 +172,14 @@ class _Gathered:
 
 def _gather(principal: Principal, request: ContextRequest, budget: Budget, session: Session | None) -> _Gathered:
     gathered = _Gathered()
-    base = Node.objects.filter(team=principal.team)
-    if request.domain:
-        base = base.filter(domain=request.domain)
-    if request.category_path_prefix:
-        base = base.filter(category_path_prefix_q(list(request.category_path_prefix)))
     owner = request.owner
-
     defaults: list[Item] = []
     try:
-        if session is not None:
-            defaults += [_node_item("session", node, "session_memory")
-                         for node in _default_layer(base, [Q(session=session, scope=Scope.SESSION)])]
-        workspace_owners = [Q(workspace_id="", scope=Scope.GLOBAL)]
-        if owner.workspace_id:
-            workspace_owners.insert(0, Q(workspace_id=owner.workspace_id, scope=Scope.WORKSPACE))
-        defaults += [
-            _node_item("workspace", node, "workspace_memory")
-            for node in _default_layer(base, workspace_owners,
-                                       types=[NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT])
-        ]
-        if owner.user_id:
-            defaults += [
-                _node_item("user_preferences", node, "user_preference")
-                for node in _default_layer(base, [Q(user_id=owner.user_id, scope=Scope.USER)],
-                                           types=[NodeType.PREFERENCE, NodeType.CONSTRAINT])
-            ]
+        layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=timezone.now(),
+                                domain=request.domain, category_prefix=request.category_path_prefix)
+        why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
+        for section in ("session", "workspace", "user_preferences"):
+            defaults += [_node_item(section, node, why[section]) for node in layers[section]]
     except DatabaseError as error:
         gathered.fail("default memory layers", error)
 

@@ -23,9 +23,10 @@ def messages_recent(*, session: Session, limit: int) -> list[Message]:
     """The last `limit` messages of the session, oldest first (server order)."""
     if limit <= 0:
         return []
-    newest = Message.objects.filter(team_id=session.team_id, session=session).select_related("session")
-    newest = newest.order_by("-pk")[:limit]
-    return list(reversed(list(newest)))
+    newest = list(Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")[:limit])
+    for message in newest:
+        message.session = session  # serialisers read it; no query per message
+    return list(reversed(newest))
 
 
 def messages_page(*, session: Session) -> QuerySet[Message]:

@@ -1,0 +1,98 @@
+"""The context's default layers, read in one statement (R-CTX; seed 000 默认自动检索).
+
+Sections and what they hold (active, unexpired nodes only):
+  session           — every node of the caller's session (L4),
+  workspace         — constraints, decisions and facts of the workspace and of the team's
+                      global memory (L1),
+  user_preferences  — preferences and constraints of the end user (L2).
+Each owner's part takes its top DEFAULT_LIST_MAX by importance, newest first, in the order
+of the rank indexes (memory.models.Node.Meta), so the database reads only that many rows;
+the parts are joined with UNION ALL in one round trip. This is the hot path of every context
+call, so the statement is written out here instead of being compiled by the ORM each time.
+"""
+
+from datetime import datetime
+
+from django.db import connection
+
+from memory.models import Node, NodeStatus, NodeType, Scope, Session
+from memory.selectors.nodes import Owner
+from memory.selectors.ordering import seed_order_key
+
+DEFAULT_LIST_MAX = 20
+WORKSPACE_TYPES = (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT)
+USER_TYPES = (NodeType.PREFERENCE, NodeType.CONSTRAINT)
+_TABLE = Node._meta.db_table
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+
+
+def default_layers(
+    *,
+    team_id: int,
+    owner: Owner,
+    session: Session | None,
+    now: datetime,
+    domain: str = "",
+    category_prefix: tuple[str, ...] = (),
+) -> dict[str, list[Node]]:
+    """{section: nodes} for the caller's context, each list in the layer's order
+    (importance first, then the seed order), at most DEFAULT_LIST_MAX per section."""
+    common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
+    common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
+    if domain:
+        common.append("domain = %s")
+        common_params.append(domain)
+    if category_prefix:
+        text = "/".join(category_prefix)
+        common.append("(category_path_text = %s OR category_path_text LIKE %s ESCAPE '\\')")
+        common_params += [text, _like_prefix(text)]
+
+    parts: list[tuple[str, str, list, tuple[str, ...]]] = []  # section, condition, params, types
+    if session is not None:
+        parts.append(("session", "session_id = %s AND scope = %s", [session.pk, Scope.SESSION], ()))
+    if owner.workspace_id:
+        parts.append(("workspace", "workspace_id = %s AND scope = %s", [owner.workspace_id, Scope.WORKSPACE],
+                      WORKSPACE_TYPES))
+    parts.append(("workspace", "workspace_id = %s AND scope = %s", ["", Scope.GLOBAL], WORKSPACE_TYPES))
+    if owner.user_id:
+        parts.append(("user_preferences", "user_id = %s AND scope = %s", [owner.user_id, Scope.USER], USER_TYPES))
+
+    statements: list[str] = []
+    params: list = []
+    for index, (_, condition, part_params, types) in enumerate(parts):
+        where = [*common, condition]
+        if types:
+            where.append(f"type IN ({', '.join(['%s'] * len(types))})")
+        statements.append(
+            f"SELECT part_{index}.id, {index} AS part, successor.id FROM (SELECT id FROM {_TABLE} "
+            f"WHERE {' AND '.join(where)} ORDER BY importance DESC, updated_at DESC, id DESC "
+            f"LIMIT {DEFAULT_LIST_MAX}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
+            f"ON successor.supersedes_id = part_{index}.id"
+        )
+        params += [*common_params, *part_params, *types]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(statements), params)
+        found = cursor.fetchall()
+
+    nodes = Node.objects.in_bulk([pk for pk, _, _ in found])
+    layers: dict[str, list[Node]] = {"session": [], "workspace": [], "user_preferences": []}
+    for pk, part, successor in found:
+        node = nodes.get(pk)
+        if node is None:
+            continue
+        # What serialisers read, set here so that they issue no query per node.
+        if successor is None:
+            Node.superseded_by.related.set_cached_value(node, None)
+        if session is not None and node.session_id == session.pk:
+            node.session = session
+        layers[parts[part][0]].append(node)
+
+    def order(node: Node) -> tuple:
+        values = {name: getattr(node, name) for name in
+                  ("scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance", "pk")}
+        return (-node.importance, seed_order_key(values, now))
+
+    return {section: sorted(items, key=order)[:DEFAULT_LIST_MAX] for section, items in layers.items()}
