@@ -29,6 +29,7 @@ from memory.search.text import FIELD_SEPARATOR
 DF_PROBE_CAP = 200
 MAX_CANDIDATES = 1000
 DIRECT_CANDIDATES = 400
+MAX_PROBED_TOKENS = 24  # beyond these, tokens of a long query count as common
 BM25_K1 = 1.2
 BM25_B = 0.75
 _PLACEHOLDER = "zzdfprobeplaceholder"
@@ -139,7 +140,8 @@ def rank(
         parsed = _parse(rows, set(tokens), weights)
         frequencies = Counter(token for _, tf, _ in parsed for token in tf)
     else:
-        frequencies = Counter(document_frequencies(queryset, tokens, owners))
+        probed = document_frequencies(queryset, tokens[:MAX_PROBED_TOKENS], owners)
+        frequencies = Counter({token: probed.get(token, DF_PROBE_CAP) for token in tokens})
         rows = _candidates(queryset, frequencies, fields, owners)
         parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0}, weights)
     if not parsed:

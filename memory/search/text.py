@@ -26,6 +26,7 @@ _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
+MAX_QUERY_TOKENS = 48  # a long query (a whole dialogue) keeps its first distinct tokens
 FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
 OWNER_TOKEN_PREFIX = "zzo"
 _OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d")  # owner tokens are never searchable as text
@@ -76,7 +77,8 @@ def index_tokens(text: str) -> list[str]:
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words)."""
+    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words),
+    at most MAX_QUERY_TOKENS."""
     seen: dict[str, None] = {}
     for kind, run in _runs(normalize(text)):
         if kind == "word":
@@ -87,7 +89,7 @@ def query_tokens(text: str) -> list[str]:
         else:
             for gram in _bigrams(run):
                 seen.setdefault(gram)
-    return list(seen)
+    return list(seen)[:MAX_QUERY_TOKENS]
 
 
 def _bounded(tokens: list[str], budget: int) -> list[str]:

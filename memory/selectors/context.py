@@ -12,9 +12,10 @@ Sections of the rendered block, in display order, with the layer each belongs to
 L5 holds at most `top_n` hits, nodes and messages interleaved by rank.
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
-When it would not, items are left out in reverse priority: recent messages (oldest first),
-then the summary, then L5 hits (lowest ranked first), then L2, L1 and L4. An item is never
-cut: it fits whole or is left out. A message is shown as one line, `role: text` or
+Items are placed in priority order — L4, L1, L2, L5 hits (best first), the summary, recent
+messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
+then into whatever room is left; what does not fit is left out. An item is never cut: it
+fits whole or is left out. A message is shown as one line, `role: text` or
 `role (name): text` when its metadata names the speaker, of at most MESSAGE_EXCERPT_CHARS
 characters of text (longer ones end with "…"). Every node left out for the
 budget is reported as `over_limit`.
@@ -54,6 +55,15 @@ SECTIONS = {  # display order
     "earlier_messages": ("L5", "[Earlier messages]"),
 }
 LAYERS = ("L1", "L2", "L3", "L4", "L5")
+# Share of max_chars each section may fill before every section has had its turn (see _fit).
+SECTION_SHARES = {
+    "session": 0.25,
+    "workspace": 0.2,
+    "user_preferences": 0.2,
+    "L5": 0.35,  # relevant memories and earlier messages together
+    "summary": 0.15,
+    "recent_messages": 0.15,
+}
 
 
 @dataclass(frozen=True)
@@ -208,15 +218,14 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                     domain=request.domain,
                     category_path_prefix=request.category_path_prefix,
                     query_text=request.query,
-                    limit=min(100, budget.top_n + len(listed)),
+                    limit=budget.top_n,
+                    exclude_ids=frozenset(listed),
                 ),
             )
             node_hits = [
-                _node_item("relevant", node, "relevant", result.matched.get(node.pk, ()))
-                for node in result.relevant
-                if node.pk not in listed
+                _node_item("relevant", node, "relevant", result.matched.get(node.pk, ())) for node in result.relevant
             ]
-            gathered.omitted += [item for item in result.omitted if item.node_id not in listed]
+            gathered.omitted += result.omitted
         except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
             gathered.fail("memory search", error)
         try:
@@ -238,11 +247,6 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
                              if item.kind == "node"]
 
-    nodes = [item.obj for item in defaults + hits if item.kind == "node"]
-    try:
-        prefetch_related_objects(nodes, "source_links")
-    except DatabaseError as error:
-        gathered.fail("source links", error)
     # Fill priority: L4, L1, L2, L5 hits, the summary, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     gathered.candidates = sorted(defaults, key=lambda item: priority[item.section]) + hits
@@ -257,14 +261,42 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     return gathered
 
 
+def _share(item: Item) -> str:
+    return "L5" if item.layer == "L5" else item.section
+
+
 def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]]:
-    """Greedy fill in priority order: each item goes in whole if the rendered block still fits."""
+    """Fill the block in two passes over the candidates (in fill priority order).
+
+    First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
+    its line break), so that no layer crowds out the others — in particular the query's
+    relevant memories are not pushed out by many standing ones. Second pass: what the shares
+    held back goes in, in the same order, while the whole rendered block still fits. An item
+    goes in whole or not at all.
+    """
     chosen: list[Item] = []
+    held_back: list[Item] = []
     dropped: list[Item] = []
-    for item in candidates:
+    used: dict[str, int] = {}
+
+    def try_add(item: Item) -> bool:
         chosen.append(item)
-        if len(render(chosen)) > max_chars:
-            chosen.pop()
+        if len(render(chosen)) <= max_chars:
+            return True
+        chosen.pop()
+        return False
+
+    for item in candidates:
+        share = _share(item)
+        cost = len(item.text) + 1
+        if used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars:
+            held_back.append(item)
+        elif try_add(item):
+            used[share] = used.get(share, 0) + cost
+        else:
+            dropped.append(item)
+    for item in held_back:
+        if not try_add(item):
             dropped.append(item)
     return chosen, dropped
 
@@ -284,6 +316,10 @@ def context_build(*, principal: Principal, request: ContextRequest) -> MemoryCon
     if budget.enabled:
         gathered = _gather(principal, request, budget, session)
     chosen, dropped = _fit(gathered.candidates, budget.max_chars)
+    try:
+        prefetch_related_objects([item.obj for item in chosen if item.kind == "node"], "source_links")
+    except DatabaseError as error:
+        gathered.fail("source links", error)
     omitted = gathered.omitted + [Omission(item.obj.pk, "over_limit") for item in dropped if item.kind == "node"]
     block = render(chosen)
     chars_by_layer = {layer: 0 for layer in LAYERS}

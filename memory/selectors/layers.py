@@ -38,8 +38,9 @@ def default_layers(
     domain: str = "",
     category_prefix: tuple[str, ...] = (),
 ) -> dict[str, list[Node]]:
-    """{section: nodes} for the caller's context, each list in the layer's order
-    (importance first, then the seed order), at most DEFAULT_LIST_MAX per section."""
+    """{section: nodes} for the caller's context, at most DEFAULT_LIST_MAX per section: the
+    session's in the seed's order, the workspace's and the user's by importance, then the
+    seed's order."""
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
     if domain:
@@ -90,9 +91,16 @@ def default_layers(
             node.session = session
         layers[parts[part][0]].append(node)
 
-    def order(node: Node) -> tuple:
+    def seed_key(node: Node) -> tuple:
         values = {name: getattr(node, name) for name in
                   ("scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance", "pk")}
-        return (-node.importance, seed_order_key(values, now))
+        return seed_order_key(values, now)
 
-    return {section: sorted(items, key=order)[:DEFAULT_LIST_MAX] for section, items in layers.items()}
+    return {
+        # The session's working memory in the seed's order (temporary constraints, newest first);
+        # standing workspace and user memory by importance first.
+        "session": sorted(layers["session"], key=seed_key)[:DEFAULT_LIST_MAX],
+        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node)))[:DEFAULT_LIST_MAX],
+        "user_preferences": sorted(layers["user_preferences"],
+                                   key=lambda node: (-node.importance, seed_key(node)))[:DEFAULT_LIST_MAX],
+    }

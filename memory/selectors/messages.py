@@ -34,28 +34,34 @@ def messages_page(*, session: Session) -> QuerySet[Message]:
     return Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")
 
 
-def episodic_scope(*, principal: Principal, session: Session) -> QuerySet[Message]:
-    """Messages an agent may recall in this session: the session itself and, when the
-    session names an end user, that user's other live sessions in the same workspace."""
-    messages = Message.objects.filter(team=principal.team, session__deleted_at__isnull=True)
-    if session.user_id:
-        return messages.filter(session__workspace_id=session.workspace_id, session__user_id=session.user_id)
-    return messages.filter(session=session)
-
-
 def messages_search(
     *, principal: Principal, session: Session, query_text: str, limit: int, exclude_ids: set[int] = frozenset()
 ) -> list[MessageHit]:
-    """Earlier messages relevant to `query_text` (episodic memory), best first."""
+    """Earlier messages relevant to `query_text` (episodic memory), best first.
+
+    Reach: the session itself and, when it names an end user, that user's other live
+    sessions in the same workspace. The index keeps the search inside that reach (the
+    session's or the (workspace, user) pair's owner token); the exact rule is then checked
+    on each candidate here, so the database never has to join sessions to filter.
+    """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0:
         return []
+    team_id = principal.team.pk
     if session.user_id:
-        within = [owner_token(principal.team.pk, "p", f"{session.workspace_id}\x1f{session.user_id}")]
+        within = [owner_token(team_id, "p", f"{session.workspace_id}\x1f{session.user_id}")]
     else:
-        within = [owner_token(principal.team.pk, "s", session.pk)]
-    ranked = rank(episodic_scope(principal=principal, session=session), tokens, weights=MESSAGE_FIELD_WEIGHTS,
-                  within=within)
-    scored = [item for item in ranked if item.pk not in exclude_ids][:limit]
+        within = [owner_token(team_id, "s", session.pk)]
+
+    def in_reach(values: dict) -> bool:
+        if values["session__deleted_at"] is not None:
+            return False
+        if not session.user_id:
+            return values["session"] == session.pk
+        return values["session__workspace_id"] == session.workspace_id and values["session__user_id"] == session.user_id
+
+    ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
+                  fields=("session", "session__workspace_id", "session__user_id", "session__deleted_at"))
+    scored = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)][:limit]
     found = Message.objects.select_related("session").in_bulk([item.pk for item in scored])
     return [MessageHit(found[item.pk], item.score, item.matched) for item in scored if item.pk in found]

@@ -63,6 +63,7 @@ class MemoryQuery:
     include_expired: bool = False
     min_confidence: float = 0.0
     limit: int = limits.QUERY_LIMIT_DEFAULT
+    exclude_ids: frozenset[int] = frozenset()  # nodes the caller already has; not returned, not reported
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ def memory_query(
     if query.query_text.strip():
         within = reach_tokens(team_id=principal.team.pk, owner=query.owner, session=session,
                               scopes=query.scopes or tuple(Scope.values))
-        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids), within)
+        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids) | query.exclude_ids, within)
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
     fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}

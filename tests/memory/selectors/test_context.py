@@ -148,3 +148,35 @@ def test_messages_name_their_speaker_when_metadata_does(principal):
     block = build(principal, owner=Owner(user_id="u1", session_id="s1")).block
     assert "user (Caroline): I went to a support group yesterday" in block
     assert "\nuser: hi" in block
+
+
+def test_relevant_memories_get_their_share_when_standing_memory_fills_the_budget(principal):
+    append(principal, "hello", session_id="s1", user_id="u1")
+    for i in range(40):
+        make_node(principal, scope="session", session_id="s1", user_id="u1", type="task",
+                  title=f"standing task number {i:02d} of this long session, with plenty of words")
+        make_node(principal, user_id="u1", title=f"standing preference {i:02d}, also with plenty of words to fill")
+    target = make_node(principal, user_id="u1", type="fact", title="The deploy key lives in the vault")
+    context = build(principal, "where is the deploy key?", owner=Owner(user_id="u1", session_id="s1"))
+    assert target.pk in context.used_memory_ids
+    assert "[This session]" in context.block and "[User preferences]" in context.block
+    assert len(context.block) <= 1200
+
+
+def test_earlier_messages_stay_within_the_same_workspace_and_live_sessions(principal):
+    from memory.models import Session
+
+    append(principal, "the vault code is 1234", session_id="other-ws", user_id="u1", workspace_id="w2")
+    append(principal, "the vault is in the basement", session_id="old", user_id="u1", workspace_id="w1")
+    append(principal, "the vault was moved", session_id="forgotten", user_id="u1", workspace_id="w1")
+    Session.objects.filter(external_id="forgotten").update(deleted_at=timezone.now())
+    append(principal, "hi", session_id="s1", user_id="u1", workspace_id="w1")
+    context = build(principal, "vault", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"))
+    assert [m.content for m in context.section("earlier_messages")] == ["the vault is in the basement"]
+
+
+def test_a_very_long_query_is_capped_and_still_finds_the_memory(principal):
+    target = make_node(principal, user_id="u1", type="fact", title="用户喜欢在周末爬山")
+    long_query = "周末爬山" + "，".join(f"这是一段很长的对话内容第{i}句" for i in range(200))
+    context = build(principal, long_query, owner=Owner(user_id="u1"))
+    assert target.pk in context.used_memory_ids
