@@ -113,11 +113,15 @@ def seed_messages(pop: Population, *, sessions: int, messages: int, log=print) -
         events.sort(key=lambda event: event[0])
         log(f"  messages: {len(events)} generated, inserting…")
         last_at: dict[int, datetime] = {}
+        owners = {
+            position: Session(pk=info.pk, team=pop.team, workspace_id=info.workspace_id, user_id=info.user_id)
+            for position, info in enumerate(pop.sessions)
+        }
         for begin in range(0, len(events), BATCH):
             chunk = events[begin : begin + BATCH]
             batch = [
                 Message(team=pop.team, session_id=pop.sessions[position].pk, role=role, content=text, created_at=when,
-                        occurred_at=when, search_tokens=message_search_tokens(text, pop.sessions[position]))
+                        occurred_at=when, search_tokens=message_search_tokens(text, owners[position]))
                 for when, position, role, text in chunk
             ]
             with transaction.atomic():
