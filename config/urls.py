@@ -1,6 +1,10 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+# Errors under /api/ are JSON in the one error shape, whatever raised them (R-API).
+handler404 = "memory.api.errors.not_found_view"
+handler500 = "memory.api.errors.server_error_view"
+
 urlpatterns = [
     path("login", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),

@@ -6,6 +6,6 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", views.memories, name="memories"),
-    path("nodes/<int:node_id>", views.node_detail, name="node"),
+    path("nodes/<id:node_id>", views.node_detail, name="node"),
     path("team", views.team_switch, name="team_switch"),
 ]

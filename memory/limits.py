@@ -1,13 +1,17 @@
 """Every size limit of the service, in one place (R-OPS, R-API; scenarios S18, S19).
 
 Lengths are in characters (Unicode code points). Text anywhere in a request may not contain
-U+0000 (NUL) or a lone surrogate: such a request is rejected with 400 and nothing is stored,
-on every write path (messages, summaries, nodes, queries).
+U+0000 (NUL) or a lone surrogate, numbers must be finite, and JSON may nest at most
+JSON_DEPTH_MAX levels: such a request is rejected with 400 and nothing is stored, on every
+write path (messages, summaries, nodes, queries).
 """
 
 MAX_BODY_BYTES_DEFAULT = 4 * 1024 * 1024  # settings.DATA_UPLOAD_MAX_MEMORY_SIZE; larger → 413
 
-IDENTITY_MAX = 128  # workspace_id, user_id, session_id: 1–128 printable characters
+IDENTITY_MAX = 128  # workspace_id, user_id, session_id: 1–128 printable characters, no surrounding spaces
+ID_MAX = 2**63 - 1  # any id an agent sends (message, node, summary, retrieval); larger → 400 or 404
+JSON_DEPTH_MAX = 32  # nesting of any JSON body or value
+DATETIME_YEARS = (1900, 9999)  # accepted range of every time an agent sends, in UTC
 MESSAGE_CONTENT_MAX = 100_000
 MESSAGE_BATCH_MAX = 500
 METADATA_JSON_MAX = 16_000  # serialized characters of a message's metadata
@@ -33,6 +37,7 @@ RECENT_MESSAGES_MAX = 100
 PAGE_SIZE_DEFAULT = 50
 PAGE_SIZE_MAX = 200
 
+CATEGORY_PREFIX_MAX = 600  # characters of a category_path_prefix ("a/b/c") in a query
 CONTEXT_TOP_N_MAX = 50
 CONTEXT_MAX_CHARS_MAX = 100_000
 CONTEXT_RECENT_MESSAGES_MAX = 20

@@ -1,9 +1,10 @@
-"""Text rules shared by every write path: no NUL, no lone surrogates, bounded length."""
+"""Rules shared by every write path: storable text, bounded JSON, identity strings (R-API, S18)."""
 
+import math
 from typing import Any
 
 from memory.errors import InvalidInput
-from memory.limits import IDENTITY_MAX
+from memory.limits import IDENTITY_MAX, JSON_DEPTH_MAX
 
 
 def text_problem(value: str) -> str | None:
@@ -17,23 +18,31 @@ def text_problem(value: str) -> str | None:
 
 
 def first_json_problem(value: Any, path: str = "") -> tuple[str, str] | None:
-    """(path, problem) of the first string or key in a JSON value that cannot be stored."""
-    if isinstance(value, str):
-        problem = text_problem(value)
-        return (path or "body", problem) if problem else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            key_problem = text_problem(str(key))
-            if key_problem:
-                return (f"{path}.{key!r}" if path else repr(key), f"key {key_problem}")
-            found = first_json_problem(item, f"{path}.{key}" if path else str(key))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = first_json_problem(item, f"{path}[{index}]")
-            if found:
-                return found
+    """(path, problem) of the first part of a JSON value that cannot be stored: a string or key
+    with NUL or a lone surrogate, a number that is not finite, or nesting deeper than
+    JSON_DEPTH_MAX. Iterative, so no input can exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > JSON_DEPTH_MAX:
+            return (where or "body", f"is nested deeper than {JSON_DEPTH_MAX} levels")
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return (where or "body", problem)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return (where or "body", "is not a finite number")
+        elif isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                key_problem = text_problem(str(key))
+                if key_problem:
+                    return (f"{where}.{key!r}" if where else repr(key), f"key {key_problem}")
+                children.append((child, f"{where}.{key}" if where else str(key), depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(reversed([(child, f"{where}[{index}]", depth + 1) for index, child in enumerate(item)]))
     return None
 
 
@@ -52,8 +61,20 @@ def clean_text(value: str, *, field: str, max_length: int, allow_empty: bool = T
     return value
 
 
+def identity_problem(value: str) -> str | None:
+    """Why `value` is not a valid workspace_id, user_id or session_id, or None."""
+    if not 1 <= len(value) <= IDENTITY_MAX:
+        return f"must be 1–{IDENTITY_MAX} characters"
+    if not value.isprintable():
+        return "must be printable (no control characters, tabs or line breaks)"
+    if value != value.strip():
+        return "may not start or end with white space"
+    return None
+
+
 def clean_identity(value: str, *, field: str, required: bool = False) -> str:
-    """An agent-chosen id (workspace_id, user_id, session_id): 1–128 printable characters."""
+    """An agent-chosen id (workspace_id, user_id, session_id): 1–128 printable characters,
+    no surrounding white space; "" when absent and not required."""
     if value is None:
         value = ""
     if not isinstance(value, str):
@@ -62,7 +83,7 @@ def clean_identity(value: str, *, field: str, required: bool = False) -> str:
         if required:
             raise InvalidInput(f"{field} is required", fields={field: ["this field is required"]})
         return ""
-    if len(value) > IDENTITY_MAX or not value.isprintable():
-        message = f"must be 1–{IDENTITY_MAX} printable characters"
-        raise InvalidInput(f"{field} {message}", fields={field: [message]})
+    problem = identity_problem(value)
+    if problem:
+        raise InvalidInput(f"{field} {problem}", fields={field: [problem]})
     return value

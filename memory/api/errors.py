@@ -3,7 +3,8 @@
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -35,7 +36,12 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     if isinstance(detail, dict):
         out: dict[str, list[str]] = {}
         for key, value in detail.items():
-            name = "body" if key == "non_field_errors" and not prefix else (f"{prefix}.{key}" if prefix else str(key))
+            if key == "non_field_errors" and not prefix:
+                name = "body"
+            elif isinstance(key, int) or str(key).isdigit():  # a list's item, as DRF's ListField reports it
+                name = f"{prefix}[{key}]"
+            else:
+                name = f"{prefix}.{key}" if prefix else str(key)
             out.update(_flatten(value, name))
         return out
     if isinstance(detail, list):
@@ -75,3 +81,17 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         code = "parse_error"
     message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     return Response(error_body(code, str(message)), status=exc.status_code, headers=headers)
+
+
+def not_found_view(request, exception=None):
+    """404 for the whole site: the error shape under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("not_found", f"no such endpoint or object: {request.path}"), status=404)
+    return page_not_found(request, exception)
+
+
+def server_error_view(request):
+    """500 for the whole site (a bug, never an expected answer): the error shape under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("server_error", "the server failed; the request may be retried"), status=500)
+    return server_error(request)

@@ -4,11 +4,14 @@ DRF's defaults accept "12" for an integer, 1 for a boolean and 12 for a string; 
 sending those has a bug worth hearing about.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
+
+from memory.limits import CATEGORY_PREFIX_MAX, DATETIME_YEARS, ID_MAX, IDENTITY_MAX, NODE_LIST_ITEM_MAX, NODE_LIST_ITEMS_MAX
+from memory.validation import identity_problem
 
 
 class StrictCharField(serializers.CharField):
@@ -19,6 +22,12 @@ class StrictCharField(serializers.CharField):
 
 
 class StrictIntegerField(serializers.IntegerField):
+    """An integer (not a string, float or boolean), at most ID_MAX unless told otherwise."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_value", ID_MAX)
+        super().__init__(**kwargs)
+
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
@@ -47,6 +56,7 @@ class AwareDateTimeField(serializers.DateTimeField):
     default_error_messages = {
         "invalid": "Must be an ISO 8601 date-time.",
         "naive": "Needs a UTC offset, e.g. 2025-06-01T08:00:00Z or 2025-06-01T08:00:00+08:00.",
+        "range": f"Must fall between the years {DATETIME_YEARS[0]} and {DATETIME_YEARS[1]} (UTC).",
     }
 
     def to_internal_value(self, value) -> datetime:
@@ -60,7 +70,49 @@ class AwareDateTimeField(serializers.DateTimeField):
             self.fail("invalid")
         if timezone.is_naive(parsed):
             self.fail("naive")
+        try:
+            in_utc = parsed.astimezone(UTC)
+        except (OverflowError, ValueError):
+            self.fail("range")
+        if not DATETIME_YEARS[0] <= in_utc.year <= DATETIME_YEARS[1]:
+            self.fail("range")
         return parsed
+
+
+class IdentityField(StrictCharField):
+    """workspace_id, user_id or session_id: 1–128 printable characters, no surrounding spaces."""
+
+    def __init__(self, *, required: bool = False, **kwargs):
+        super().__init__(max_length=IDENTITY_MAX, required=required, allow_blank=not required,
+                         trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value:
+            problem = identity_problem(value)
+            if problem:
+                raise serializers.ValidationError(problem)
+        return value
+
+
+class CategoryPrefixField(serializers.JSONField):
+    """A category path prefix: "a/b" or ["a", "b"] → ("a", "b"), bounded like a node's path."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if isinstance(data, str):
+            if len(data) > CATEGORY_PREFIX_MAX:
+                raise serializers.ValidationError(f"at most {CATEGORY_PREFIX_MAX} characters")
+            parts = [part for part in data.strip("/").split("/") if part]
+        elif isinstance(data, list) and all(isinstance(part, str) and part for part in data):
+            parts = data
+        else:
+            raise serializers.ValidationError('"a/b" or a list of non-empty strings')
+        if len(parts) > NODE_LIST_ITEMS_MAX or any(len(part) > NODE_LIST_ITEM_MAX or "/" in part for part in parts):
+            raise serializers.ValidationError(
+                f"at most {NODE_LIST_ITEMS_MAX} levels of at most {NODE_LIST_ITEM_MAX} characters, without '/'"
+            )
+        return tuple(parts)
 
 
 def string_list(*, max_items: int, max_length: int, required: bool = False, **kwargs) -> serializers.ListField:

@@ -6,6 +6,8 @@ from rest_framework import serializers
 from memory import limits
 from memory.api.fields import (
     AwareDateTimeField,
+    CategoryPrefixField,
+    IdentityField,
     StrictBooleanField,
     StrictCharField,
     StrictFloatField,
@@ -27,10 +29,8 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def identity(*, required: bool = False) -> StrictCharField:
-    return StrictCharField(
-        max_length=limits.IDENTITY_MAX, required=required, allow_blank=not required, trim_whitespace=False
-    )
+def identity(*, required: bool = False) -> IdentityField:
+    return IdentityField(required=required)
 
 
 class OwnerFields(StrictSerializer):
@@ -79,7 +79,7 @@ class MessageAppendOutSerializer(serializers.Serializer):
 
 class MessageListQuerySerializer(SessionFields):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.RECENT_MESSAGES_MAX, default=20)
-    before = serializers.IntegerField(required=False, min_value=1)
+    before = serializers.IntegerField(required=False, min_value=1, max_value=limits.ID_MAX)
 
 
 class MessageListOutSerializer(serializers.Serializer):
@@ -254,7 +254,7 @@ class MemoryQueryInSerializer(OwnerFields):
     session_id = identity()
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), required=False, max_length=4)
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False, allow_blank=True)
-    category_path_prefix = serializers.JSONField(required=False, help_text='"a/b" or ["a", "b"]')
+    category_path_prefix = CategoryPrefixField(required=False, help_text='"a/b" or ["a", "b"]')
     types = serializers.ListField(
         child=serializers.ChoiceField(choices=NodeType.choices), required=False, max_length=len(NodeType.choices)
     )
@@ -268,16 +268,6 @@ class MemoryQueryInSerializer(OwnerFields):
     min_confidence = StrictFloatField(required=False, min_value=0, max_value=1, default=0.0)
     limit = StrictIntegerField(required=False, min_value=1, max_value=limits.QUERY_LIMIT_MAX, default=limits.QUERY_LIMIT_DEFAULT)
 
-    def validate_category_path_prefix(self, value):
-        return category_path_value(value)
-
-
-def category_path_value(value) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(part for part in value.strip("/").split("/") if part)
-    if isinstance(value, list) and all(isinstance(part, str) and part for part in value):
-        return tuple(value)
-    raise serializers.ValidationError('"a/b" or a list of non-empty strings')
 
 
 class OmissionSerializer(serializers.Serializer):
@@ -312,7 +302,7 @@ class NodeListQuerySerializer(StrictSerializer):
     user_id = identity()
     session_id = identity()
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
-    category_path_prefix = StrictCharField(max_length=600, required=False)
+    category_path_prefix = StrictCharField(max_length=limits.CATEGORY_PREFIX_MAX, required=False)
     type = serializers.ChoiceField(choices=NodeType.choices, required=False)
     status = serializers.ChoiceField(choices=["active", "superseded", "expired", "deleted"], required=False)
     key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False)
@@ -354,11 +344,8 @@ class ContextInSerializer(SessionFields):
     query = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True, default="",
                             trim_whitespace=False)
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False, allow_blank=True, default="")
-    category_path_prefix = serializers.JSONField(required=False)
+    category_path_prefix = CategoryPrefixField(required=False)
     budget = BudgetInSerializer(required=False)
-
-    def validate_category_path_prefix(self, value):
-        return category_path_value(value)
 
 
 class ContextItemSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from memory.api import views
@@ -8,12 +8,13 @@ urlpatterns = [
     path("summaries", views.SummariesView.as_view(), name="api-summaries"),
     path("summaries/latest", views.SummaryLatestView.as_view(), name="api-summary-latest"),
     path("context", views.ContextView.as_view(), name="api-context"),
-    path("retrievals/<int:retrieval_id>", views.RetrievalView.as_view(), name="api-retrieval"),
+    path("retrievals/<id:retrieval_id>", views.RetrievalView.as_view(), name="api-retrieval"),
     path("memory/search", views.MemorySearchView.as_view(), name="api-memory-search"),
     path("memory/get", views.MemoryGetView.as_view(), name="api-memory-get"),
     path("memory/propose", views.MemoryProposeView.as_view(), name="api-memory-propose"),
     path("nodes", views.NodeListView.as_view(), name="api-nodes"),
-    path("nodes/<int:node_id>", views.NodeDetailView.as_view(), name="api-node"),
-    path("nodes/<int:node_id>/history", views.NodeHistoryView.as_view(), name="api-node-history"),
+    path("nodes/<id:node_id>", views.NodeDetailView.as_view(), name="api-node"),
+    path("nodes/<id:node_id>/history", views.NodeHistoryView.as_view(), name="api-node-history"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
+    re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="api-unknown"),
 ]

@@ -402,6 +402,19 @@ class NodeHistoryView(TeamAPIView):
         )
 
 
+class UnknownEndpointView(APIView):
+    """Any other path under /api/v1/: a JSON 404, for every method, without authentication."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    schema = None
+
+    def dispatch(self, request, *args, **kwargs):
+        from memory.api.errors import not_found_view
+
+        return not_found_view(request)
+
+
 class HealthView(APIView):
     """Liveness and database reachability, for load balancers (no authentication)."""
 

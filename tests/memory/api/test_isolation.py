@@ -45,6 +45,7 @@ def requests_for(world, retrieval_id):
         "api-node": [("get", reverse("api-node", args=[node_id]), None)],
         "api-node-history": [("get", reverse("api-node-history", args=[node_id]), None)],
         "api-schema": [],  # public: the OpenAPI document holds no team data
+        "api-unknown": [],  # any other path: a JSON 404 for everyone (test_unknown_api_paths…)
     }
 
 
@@ -179,3 +180,12 @@ def test_a_limited_key_cannot_read_a_retrieval_made_without_a_workspace(team, ag
                                      format="json").json()["retrieval_id"]
     limited = key_client(agent_key_create(team=team, name="w1", workspace_ids=["w1"])[1])
     assert limited.get(reverse("api-retrieval", args=[retrieval_id])).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/v1/nodes/-1", "/api/v1/nodes/99999999999999999999",
+                                  "/api/v1/retrievals/0", "/api/v2/context"])
+def test_unknown_api_paths_and_out_of_range_ids_are_json_404s(client, agent_client, path):
+    for who in (client, agent_client):
+        response = who.get(path)
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"

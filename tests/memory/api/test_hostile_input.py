@@ -1,0 +1,78 @@
+"""Inputs that crashed the service once, by kind: each must be a 4xx in the error shape, with
+nothing stored (R-API: never a 500 for anything a client sends)."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from memory.models import Message, Node
+
+MESSAGES = "/api/v1/messages"
+
+
+def post_raw(client, path, raw):
+    return client.post(path, data=raw, content_type="application/json")
+
+
+@pytest.mark.parametrize("path", [MESSAGES, "/api/v1/context", "/api/v1/memory/search", "/api/v1/memory/propose",
+                                  "/api/v1/summaries", "/api/v1/memory/get"])
+def test_json_nested_far_too_deep_is_a_400_everywhere(agent_client, path):
+    response = post_raw(agent_client, path, "[" * 100_000 + "]" * 100_000)
+    assert response.status_code == 400 and response.json()["error"]["code"] == "parse_error"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("metadata", {"a": json.loads("[" * 900 + "]" * 900)}),
+    ("metadata", {"x": float("inf")}),
+])
+def test_deep_or_non_finite_values_inside_a_message_are_refused(agent_client, field, value):
+    body = json.dumps({"session_id": "s1", "role": "user", "content": "x", field: value}, allow_nan=True)
+    response = post_raw(agent_client, MESSAGES, body)
+    assert response.status_code == 400
+    assert Message.objects.count() == 0
+
+
+def test_a_number_too_large_for_a_float_is_refused(agent_client):
+    body = '{"operation": "create", "session_id": "s1", "node": {"scope": "session", "type": "fact", "title": "x", ' \
+           '"value_json": {"n": 1e400}}}'
+    assert post_raw(agent_client, "/api/v1/memory/propose", body).status_code == 400
+    assert Node.objects.count() == 0
+
+
+@pytest.mark.parametrize("name", ["parent_id", "from_message_id"])
+def test_ids_beyond_64_bits_are_a_400_not_an_overflow(agent_client, name):
+    path = MESSAGES if name == "parent_id" else "/api/v1/summaries"
+    body = {"session_id": "s1", "role": "user", "content": "x", name: 10**30}
+    if name == "from_message_id":
+        body = {"session_id": "s1", "summary": "x", name: 10**30}
+    response = agent_client.post(path, body, format="json")
+    assert response.status_code == 400 and name in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+14:00", "1800-01-01T00:00:00Z"])
+def test_times_outside_the_supported_years_are_a_400(agent_client, when):
+    response = agent_client.post(MESSAGES, {"session_id": "s1", "role": "user", "content": "x", "occurred_at": when},
+                                 format="json")
+    assert response.status_code == 400 and "occurred_at" in response.json()["error"]["fields"]
+    assert Message.objects.count() == 0
+
+
+def test_a_huge_category_prefix_is_a_400_not_a_degraded_answer(agent_client):
+    response = agent_client.post(reverse("api-context"), {"session_id": "s1", "category_path_prefix": "x" * 200_000},
+                                 format="json")
+    assert response.status_code == 400 and "category_path_prefix" in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize("value", [" s1", "s1 ", "   ", "a\tb"])
+def test_ids_with_surrounding_spaces_or_controls_are_refused_on_reads_and_writes(agent_client, value):
+    write = agent_client.post(MESSAGES, {"session_id": value, "role": "user", "content": "x"}, format="json")
+    read = agent_client.get(reverse("api-nodes"), {"user_id": value})
+    assert write.status_code == 400 and read.status_code == 400
+
+
+def test_field_paths_in_batch_errors_use_one_style(agent_client):
+    response = agent_client.post(MESSAGES, {"messages": [{"session_id": "s1", "role": "user", "content": "ok"},
+                                                        {"session_id": "s1", "role": "robot", "content": "x"}]},
+                                 format="json")
+    assert list(response.json()["error"]["fields"]) == ["messages[1].role"]
