@@ -78,7 +78,16 @@ TEMPLATES = [
 _default_sqlite = f"sqlite:///{VAR_DIR / 'memory.sqlite3'}"
 if "DATABASE_URL" not in __import__("os").environ:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-DATABASES = {"default": dj_database_url.parse(env_str("DATABASE_URL", _default_sqlite), conn_max_age=60)}
+# Connections close after each request unless CONN_MAX_AGE (seconds) says otherwise: with a
+# fixed pool of workers (gunicorn) set it to e.g. 60; a threaded dev server would open one
+# per client connection and exhaust PostgreSQL's max_connections.
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", _default_sqlite),
+        conn_max_age=env_int("CONN_MAX_AGE", 0, minimum=0),
+        conn_health_checks=True,
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions serialise writers up front, so a read-then-write inside
     # transaction.atomic() cannot interleave with another writer (supersede, summary chain).
@@ -149,6 +158,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
+        # Django's own loggers print once, through this console handler only.
+        "django": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO"), "propagate": False},
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},  # the replay command's requests would drown its output
     },

@@ -128,6 +128,17 @@ class SessionQuerySerializer(SessionFields):
     pass
 
 
+class SummaryListQuerySerializer(SessionFields):
+    cursor = serializers.CharField(required=False, max_length=512)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
+
+
+class SummaryPageSerializer(serializers.Serializer):
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = SummaryOutSerializer(many=True)
+
+
 # ---- nodes ----------------------------------------------------------------------------------
 
 
@@ -307,8 +318,14 @@ class NodeListQuerySerializer(StrictSerializer):
     status = serializers.ChoiceField(choices=["active", "superseded", "expired", "deleted"], required=False)
     key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False)
     q = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True)
-    cursor = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False, max_length=512)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
+
+
+class NodePageSerializer(serializers.Serializer):
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = NodeOutSerializer(many=True)
 
 
 class AuditEventOutSerializer(serializers.Serializer):

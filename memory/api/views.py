@@ -162,9 +162,9 @@ class SummariesView(TeamAPIView):
         )
         return Response(s.SummaryOutSerializer(summary).data, status=201)
 
-    @extend_schema(parameters=[s.SessionQuerySerializer], responses={200: s.SummaryOutSerializer(many=True)})
+    @extend_schema(parameters=[s.SummaryListQuerySerializer], responses={200: s.SummaryPageSerializer})
     def get(self, request):
-        ref = session_ref(self.query(s.SessionQuerySerializer))
+        ref = session_ref(self.query(s.SummaryListQuerySerializer))
         paginator = SummaryPagination()
         page = paginator.paginate_queryset(summary_list(principal=request.principal, ref=ref), request, view=self)
         return paginator.get_paginated_response(s.SummaryOutSerializer(page, many=True).data)
@@ -366,7 +366,7 @@ class MemoryProposeView(TeamAPIView):
 
 
 class NodeListView(TeamAPIView):
-    @extend_schema(parameters=[s.NodeListQuerySerializer], responses={200: s.NodeOutSerializer(many=True)})
+    @extend_schema(parameters=[s.NodeListQuerySerializer], responses={200: s.NodePageSerializer})
     def get(self, request):
         params = self.query(s.NodeListQuerySerializer)
         if params.get("workspace_id"):

@@ -8,14 +8,17 @@ Sections of the rendered block, in display order, with the layer each belongs to
   L3 [Recent messages]            the last `recent_messages` turns, oldest first
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
   L5 [Relevant memories]          nodes relevant to the query (keyword search)
-  L5 [Earlier messages]           earlier turns relevant to the query (episodic recall)
-L5 holds at most `top_n` hits, nodes and messages interleaved by rank.
+  L5 [Earlier messages]           earlier turns relevant to the query (episodic recall), also
+                                  from the user's other sessions, and in a new session
+L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlier message
+with the same text as a recent or better-ranked one is shown once.
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
-Items are placed in priority order — L4, L1, L2, L5 hits (best first), the summary, recent
+Items are placed in priority order — L4, L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
-then into whatever room is left; what does not fit is left out. An item is never cut: it
-fits whole or is left out. A message is shown as one line, `role: text` or
+then into whatever room is left; what does not fit is left out and counted in diagnostics
+(nodes also as `over_limit`). An item is never cut: it fits whole or is left out. Recent
+messages stay a contiguous window ending at the newest turn. A message is shown as one line, `role: text` or
 `role (name): text` when its metadata names the speaker, of at most MESSAGE_EXCERPT_CHARS
 characters of text (longer ones end with "…"). Every node left out for the
 budget is reported as `over_limit`.
@@ -35,6 +38,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.models import Message, Node, Retrieval, Session, Summary
+from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
@@ -61,7 +65,7 @@ SECTION_SHARES = {
     "workspace": 0.2,
     "user_preferences": 0.2,
     "L5": 0.35,  # relevant memories and earlier messages together
-    "summary": 0.15,
+    "summary": 0.3,
     "recent_messages": 0.15,
 }
 
@@ -133,8 +137,19 @@ def _excerpt(text: str, limit: int = MESSAGE_EXCERPT_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def node_line(node: Node) -> str:
+    """`- title: content`, or just the one that says it all (the content when it already
+    contains the title, the title when there is no content)."""
+    title, content = _one_line(node.title), _one_line(node.content)
+    if not content or content == title:
+        return f"- {title}"
+    if normalize(title) in normalize(content):
+        return f"- {content}"
+    return f"- {title}: {content}"
+
+
 def _node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ()) -> Item:
-    return Item(section, "node", node, "- " + _one_line(node.content or node.title), why, matched)
+    return Item(section, "node", node, node_line(node), why, matched)
 
 
 def speaker(message: Message) -> str:
@@ -229,14 +244,15 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
             gathered.fail("memory search", error)
         try:
-            if session is not None:
-                message_hits = messages_search(
-                    principal=principal,
-                    session=session,
-                    query_text=request.query,
-                    limit=budget.top_n,
-                    exclude_ids={message.pk for message in recent},
-                )
+            message_hits = messages_search(
+                principal=principal,
+                session=session,
+                owner=owner,
+                query_text=request.query,
+                limit=budget.top_n,
+                exclude_ids={message.pk for message in recent},
+                exclude_texts={normalize(message.content) for message in recent},
+            )
         except Exception as error:  # noqa: BLE001 - as above
             gathered.fail("message search", error)
         message_items = [_message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in message_hits]
@@ -247,11 +263,12 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
                              if item.kind == "node"]
 
-    # Fill priority: L4, L1, L2, L5 hits, the summary, recent messages newest first.
+    # Fill priority: L4, L1, L2, the summary, L5 hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
-    gathered.candidates = sorted(defaults, key=lambda item: priority[item.section]) + hits
+    gathered.candidates = sorted(defaults, key=lambda item: priority[item.section])
     if summary is not None:
         gathered.candidates.append(Item("summary", "summary", summary, _one_line(summary.summary), "summary"))
+    gathered.candidates += hits
     gathered.candidates += [_message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
     gathered.counts = {
         "default_nodes": len(defaults),
@@ -272,7 +289,8 @@ def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]
     its line break), so that no layer crowds out the others — in particular the query's
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
     held back goes in, in the same order, while the whole rendered block still fits. An item
-    goes in whole or not at all.
+    goes in whole or not at all. Recent messages stay a contiguous window: once one does not
+    fit, no older one is placed.
     """
     chosen: list[Item] = []
     held_back: list[Item] = []
@@ -286,18 +304,27 @@ def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]
         chosen.pop()
         return False
 
+    window_closed = False
     for item in candidates:
         share = _share(item)
         cost = len(item.text) + 1
-        if used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars:
+        if item.section == "recent_messages" and (window_closed or held_back and held_back[-1].section == share):
+            held_back.append(item)
+        elif used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars:
             held_back.append(item)
         elif try_add(item):
             used[share] = used.get(share, 0) + cost
+        elif item.section == "recent_messages":
+            window_closed = True
+            dropped.append(item)
         else:
             dropped.append(item)
     for item in held_back:
-        if not try_add(item):
+        if item.section == "recent_messages" and window_closed:
             dropped.append(item)
+        elif not try_add(item):
+            dropped.append(item)
+            window_closed = window_closed or item.section == "recent_messages"
     return chosen, dropped
 
 
@@ -343,7 +370,13 @@ def context_build(*, principal: Principal, request: ContextRequest) -> MemoryCon
         tokens_by_layer=tokens_by_layer,
         truncated=bool(dropped),
         latency_ms=0.0,
-        counts={**gathered.counts, "dropped_for_budget": len(dropped), "omitted_nodes": len(omitted)},
+        counts={
+            **gathered.counts,
+            "dropped_for_budget": len(dropped),
+            "dropped_by_section": {section: sum(1 for item in dropped if item.section == section)
+                                   for section in SECTIONS if any(item.section == section for item in dropped)},
+            "omitted_nodes": len(omitted),
+        },
     )
     context.latency_ms = round((time.perf_counter() - started) * 1000, 3)
     context.retrieval_id = _record(principal, request, session, context)

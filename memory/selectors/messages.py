@@ -7,7 +7,8 @@ from django.db.models import QuerySet
 from accounts.principal import Principal
 from memory.models import Message, Session
 from memory.search.engine import rank
-from memory.search.text import owner_token, query_tokens
+from memory.search.text import normalize, owner_token, query_tokens
+from memory.selectors.nodes import Owner
 
 MESSAGE_FIELD_WEIGHTS = (1.0,)
 
@@ -35,33 +36,55 @@ def messages_page(*, session: Session) -> QuerySet[Message]:
 
 
 def messages_search(
-    *, principal: Principal, session: Session, query_text: str, limit: int, exclude_ids: set[int] = frozenset()
+    *,
+    principal: Principal,
+    session: Session | None,
+    owner: Owner,
+    query_text: str,
+    limit: int,
+    exclude_ids: set[int] = frozenset(),
+    exclude_texts: set[str] = frozenset(),
 ) -> list[MessageHit]:
     """Earlier messages relevant to `query_text` (episodic memory), best first.
 
-    Reach: the session itself and, when it names an end user, that user's other live
-    sessions in the same workspace. The index keeps the search inside that reach (the
-    session's or the (workspace, user) pair's owner token); the exact rule is then checked
-    on each candidate here, so the database never has to join sessions to filter.
+    Reach: the caller's session and, when the caller names an end user, that user's live
+    sessions in the same workspace — also when the session itself is new. The index keeps
+    the search inside that reach (the session's or the (workspace, user) pair's owner
+    token); the exact rule is then checked on each candidate here, so the database never has
+    to join sessions to filter. Messages whose normalised text repeats an excluded text or a
+    better-ranked hit are skipped.
     """
     tokens = query_tokens(query_text)
-    if not tokens or limit <= 0:
+    if not tokens or limit <= 0 or (session is None and not owner.user_id):
         return []
     team_id = principal.team.pk
-    if session.user_id:
-        within = [owner_token(team_id, "p", f"{session.workspace_id}\x1f{session.user_id}")]
+    if owner.user_id:
+        within = [owner_token(team_id, "p", f"{owner.workspace_id}\x1f{owner.user_id}")]
     else:
         within = [owner_token(team_id, "s", session.pk)]
 
     def in_reach(values: dict) -> bool:
         if values["session__deleted_at"] is not None:
             return False
-        if not session.user_id:
+        if not owner.user_id:
             return values["session"] == session.pk
-        return values["session__workspace_id"] == session.workspace_id and values["session__user_id"] == session.user_id
+        return values["session__workspace_id"] == owner.workspace_id and values["session__user_id"] == owner.user_id
 
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
                   fields=("session", "session__workspace_id", "session__user_id", "session__deleted_at"))
-    scored = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)][:limit]
-    found = Message.objects.select_related("session").in_bulk([item.pk for item in scored])
-    return [MessageHit(found[item.pk], item.score, item.matched) for item in scored if item.pk in found]
+    reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
+    found = Message.objects.select_related("session").in_bulk([item.pk for item in reachable[: limit * 3]])
+    hits: list[MessageHit] = []
+    seen = set(exclude_texts)
+    for item in reachable[: limit * 3]:
+        message = found.get(item.pk)
+        if message is None:
+            continue
+        text = normalize(message.content)
+        if text in seen:
+            continue
+        seen.add(text)
+        hits.append(MessageHit(message, item.score, item.matched))
+        if len(hits) == limit:
+            break
+    return hits

@@ -115,3 +115,17 @@ def test_schema_is_served(client, db):
     assert response.status_code == 200
     paths = json.loads(response.content)["paths"] if response["content-type"].startswith("application/json") else None
     assert paths is None or "/api/v1/context" in paths
+
+
+def test_summaries_page_with_a_cursor(agent_client, principal):
+    from memory.services.sessions import SessionRef
+    from memory.services.summaries import SummaryInput, summary_append
+    from tests.helpers import append
+
+    for i in range(5):
+        append(principal, f"m{i}", session_id="s1", user_id="u1")
+        summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary=f"S{i}"))
+    first = agent_client.get(reverse("api-summaries"), {"session_id": "s1", "user_id": "u1", "limit": 2}).json()
+    assert [item["summary"] for item in first["results"]] == ["S0", "S1"]
+    second = agent_client.get(first["next"]).json()
+    assert [item["summary"] for item in second["results"]] == ["S2", "S3"]

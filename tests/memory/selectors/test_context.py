@@ -180,3 +180,47 @@ def test_a_very_long_query_is_capped_and_still_finds_the_memory(principal):
     long_query = "周末爬山" + "，".join(f"这是一段很长的对话内容第{i}句" for i in range(200))
     context = build(principal, long_query, owner=Owner(user_id="u1"))
     assert target.pk in context.used_memory_ids
+
+
+def test_the_recent_window_never_skips_the_newest_turn(principal):
+    append(principal, "m1 hi", session_id="s1", user_id="u1")
+    append(principal, "m2 hello", session_id="s1", user_id="u1", role="assistant")
+    append(principal, "m3 actually I am allergic to shellfish and peanuts, please remember it", session_id="s1",
+           user_id="u1")
+    fits_newest = build(principal, owner=Owner(user_id="u1", session_id="s1"), budget={"max_chars": 100})
+    assert fits_newest.block.endswith("please remember it") and "m2 hello" not in fits_newest.block
+    assert fits_newest.counts["dropped_by_section"] == {"recent_messages": 2}
+    too_small = build(principal, owner=Owner(user_id="u1", session_id="s1"), budget={"max_chars": 60})
+    assert too_small.block == "" and too_small.counts["dropped_by_section"] == {"recent_messages": 3}
+
+
+def test_a_summary_of_400_characters_is_kept_at_the_default_budget(principal):
+    for i in range(12):
+        append(principal, f"we talked about the garden and the roses, part {i}", session_id="old", user_id="u1")
+    append(principal, "m1", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="S" * 400))
+    append(principal, "and the roses?", session_id="s1", user_id="u1")
+    context = build(principal, "garden roses", owner=Owner(user_id="u1", session_id="s1"))
+    assert "S" * 400 in context.block
+    assert context.section("earlier_messages")
+
+
+def test_a_new_session_recalls_the_users_earlier_conversations(principal):
+    append(principal, "I adopted a dog called Biscuit", session_id="old", user_id="u1", workspace_id="w1")
+    context = build(principal, "what is my dog called?", owner=Owner(workspace_id="w1", user_id="u1", session_id="new"))
+    assert [m.content for m in context.section("earlier_messages")] == ["I adopted a dog called Biscuit"]
+
+
+def test_identical_earlier_messages_are_shown_once(principal):
+    append(principal, "今晚吃什么？", session_id="a", user_id="u1")
+    append(principal, "今晚吃什么？", session_id="b", user_id="u1")
+    context = build(principal, "今晚吃什么", owner=Owner(user_id="u1", session_id="c"))
+    assert context.block.count("今晚吃什么？") == 1
+
+
+def test_a_node_line_keeps_the_title_when_the_content_does_not_say_it(principal):
+    make_node(principal, user_id="u1", type="constraint", title="用户对花生过敏", content="推荐菜谱时不要用花生。")
+    make_node(principal, user_id="u1", title="少油", content="推荐菜谱时优先少油。")
+    block = build(principal, owner=Owner(user_id="u1")).block
+    assert "- 用户对花生过敏: 推荐菜谱时不要用花生。" in block
+    assert "- 推荐菜谱时优先少油。" in block
