@@ -12,6 +12,7 @@ teams that both say "s1" talk about different sessions.
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django_scopes import ScopedManager
 
@@ -165,6 +166,7 @@ class Node(models.Model):
     type = models.CharField(max_length=16, choices=NodeType.choices)
     key = models.CharField(max_length=128, blank=True, default="")
     value_json = models.JSONField(null=True, blank=True)
+    value_hash = models.CharField(max_length=40, blank=True, default="")  # SHA-1 of the canonical value_json
     title = models.CharField(max_length=200)
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=16, choices=NodeStatus.choices, default=NodeStatus.ACTIVE)
@@ -203,6 +205,21 @@ class Node(models.Model):
             models.Index(fields=["session", "status", "-importance", "-updated_at"], name="node_session_rank_idx"),
         ]
         constraints = [
+            # One active node per identical keyed fact of one owner: a repeated or racing
+            # write finds the existing node instead of adding a duplicate (S01).
+            models.UniqueConstraint(
+                models.F("team"),
+                Coalesce(models.F("session"), models.Value(0)),
+                models.F("scope"),
+                models.F("workspace_id"),
+                models.F("user_id"),
+                models.F("domain"),
+                models.F("type"),
+                models.F("key"),
+                models.F("value_hash"),
+                condition=models.Q(status="active") & ~models.Q(key=""),
+                name="node_identical_active_unique",
+            ),
             models.CheckConstraint(
                 condition=models.Q(confidence__gte=0, confidence__lte=1), name="node_confidence_range"
             ),

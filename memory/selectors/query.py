@@ -24,7 +24,7 @@ from memory.search.engine import rank
 from memory.search.text import query_tokens
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach_tokens, unexpired, visible_nodes
 from memory.selectors.ordering import seed_order_by, seed_order_key
-from memory.services.nodes import canonical_json
+from memory.services.nodes import canonical_json, value_hash
 from memory.validation import clean_text
 
 # title | content | tags | entities | key and value strings (see services.nodes.node_search_tokens)
@@ -146,11 +146,7 @@ def _structured(nodes: QuerySet[Node], query: MemoryQuery) -> QuerySet[Node]:
     if query.key:
         nodes = nodes.filter(key=query.key)
     if query.has_value:
-        nodes = (
-            nodes.filter(value_json__isnull=True)
-            if query.value_json is None
-            else nodes.filter(value_json=canonical_json(query.value_json))
-        )
+        nodes = nodes.filter(value_hash=value_hash(query.value_json))
     for value_filter in query.value_filters:
         nodes = nodes.filter(value_filter_q(value_filter))
     return nodes

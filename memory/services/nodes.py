@@ -4,6 +4,7 @@ Every function is atomic with its audit event. Validation happens before anythin
 written, so a rejected input leaves nothing behind.
 """
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -60,6 +61,13 @@ class UpsertResult:
     node: Node
     created: bool
     changed: bool
+
+
+def value_hash(value: Any) -> str:
+    """SHA-1 of the canonical JSON of a value ("" for no value): equal values, equal hashes."""
+    if value is None:
+        return ""
+    return hashlib.sha1(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def canonical_json(value: Any) -> Any:
@@ -259,6 +267,7 @@ def _insert(principal: Principal, data: NodeInput, *, supersedes: Node | None = 
         type=data.type,
         key=data.key,
         value_json=data.value_json,
+        value_hash=value_hash(data.value_json),
         title=data.title,
         content=data.content,
         status=NodeStatus.ACTIVE,
@@ -303,6 +312,30 @@ def _owner_filter(principal: Principal, data: NodeInput) -> dict[str, Any]:
     return {"session": owner["session"], "workspace_id": owner["workspace_id"], "user_id": owner["user_id"]}
 
 
+def _identical_candidates(principal: Principal, data: NodeInput):
+    """Active nodes of the same owner, domain, type and key (and value, for a keyed node)."""
+    candidates = Node.objects.filter(
+        team=principal.team,
+        status=NodeStatus.ACTIVE,
+        scope=data.scope,
+        domain=data.domain,
+        type=data.type,
+        key=data.key,
+        **_owner_filter(principal, data),
+    )
+    if data.key:
+        candidates = candidates.filter(value_hash=value_hash(data.value_json))
+    return candidates
+
+
+def _first_identical(candidates, data: NodeInput) -> Node | None:
+    """The node among `candidates` identical to `data` (without a key: same title and content)."""
+    for candidate in candidates.order_by("pk")[:50]:
+        if data.key or (_same_text(candidate.title, data.title) and _same_text(candidate.content, data.content)):
+            return candidate
+    return None
+
+
 def node_upsert(*, principal: Principal, data: NodeInput, reason: str = "") -> UpsertResult:
     """The seed's upsertNode: return the identical active node instead of adding a duplicate.
 
@@ -315,33 +348,27 @@ def node_upsert(*, principal: Principal, data: NodeInput, reason: str = "") -> U
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     principal.check_write_scope(data.scope)
     with transaction.atomic():
-        candidates = Node.objects.filter(
-            team=principal.team,
-            status=NodeStatus.ACTIVE,
-            scope=data.scope,
-            domain=data.domain,
-            type=data.type,
-            key=data.key,
-            **_owner_filter(principal, data),
-        )
-        if data.key:
-            candidates = (
-                candidates.filter(value_json__isnull=True)
-                if data.value_json is None
-                else candidates.filter(value_json=data.value_json)
-            )
-        existing = None
-        for candidate in candidates.select_for_update().order_by("pk")[:50]:
-            if data.key or (_same_text(candidate.title, data.title) and _same_text(candidate.content, data.content)):
-                existing = candidate
-                break
+        candidates = _identical_candidates(principal, data)
+
+        def identical() -> Node | None:
+            return _first_identical(candidates.select_for_update(), data)
+
+        existing = identical()
         if existing is None:
-            node = _insert(principal, data)
-            audit_record(
-                principal=principal, event_type="memory.node.created", node=node, reason=reason,
-                payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
-            )
-            return UpsertResult(node=node, created=True, changed=True)
+            try:
+                with transaction.atomic():
+                    node = _insert(principal, data)
+            except IntegrityError:
+                # A concurrent request stored the identical node first; it is the answer.
+                existing = identical()
+                if existing is None:
+                    raise Conflict("an identical memory was being written at the same time; retry") from None
+            else:
+                audit_record(
+                    principal=principal, event_type="memory.node.created", node=node, reason=reason,
+                    payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
+                )
+                return UpsertResult(node=node, created=True, changed=True)
         changes = _descriptive_changes(existing, data)
         if not changes:
             return UpsertResult(node=existing, created=False, changed=False)
@@ -478,6 +505,9 @@ def node_supersede(
                          "source_message_ids": list(data.source_message_ids)},
             )
     except IntegrityError:
+        same = _first_identical(_identical_candidates(principal, data), data) if data.key else None
+        if same is not None:
+            raise Conflict(f"node {same.pk} already holds this value; update or forget node {old_node_id} instead") from None
         raise Conflict(f"node {old_node_id} was superseded by another request") from None
     return new
 
