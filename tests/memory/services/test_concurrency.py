@@ -61,7 +61,7 @@ def test_parallel_supersedes_of_one_node_leave_one_successor(racer):
     for round_number in range(10):
         old = node_upsert(principal=racer, data=NodeInput(scope="user", user_id="u1", type="fact",
                                                             key=f"k{round_number}", value_json="old", title="old")).node
-        results = in_parallel(2, lambda: node_supersede(
+        results = in_parallel(2, lambda old=old: node_supersede(
             principal=racer, old_node_id=old.pk, data=supersede_input(old, {"value_json": "new"}, {})), racer.team)
         winners = [result for result in results if isinstance(result, Node)]
         losers = [result for result in results if isinstance(result, Conflict)]
