@@ -232,6 +232,14 @@ class Node(models.Model):
         return f"{self.type}:{self.title}"
 
     @property
+    def current_status(self) -> str:
+        """The status as of now: an active node past its expires_at reads as expired even
+        before the expiry sweep rewrites its row (see selectors.nodes.status_q)."""
+        if self.status == NodeStatus.ACTIVE and self.expires_at is not None and self.expires_at <= timezone.now():
+            return NodeStatus.EXPIRED
+        return self.status
+
+    @property
     def source_message_ids(self) -> list[int]:
         return [link.message_id for link in self.source_links.all()]
 

@@ -159,7 +159,7 @@ class NodeOutSerializer(serializers.Serializer):
     value_json = serializers.JSONField(allow_null=True)
     title = serializers.CharField()
     content = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.CharField(source="current_status", help_text="as of now: active past expires_at reads expired")
     confidence = serializers.FloatField()
     importance = serializers.FloatField()
     tags = serializers.ListField(child=serializers.CharField())

@@ -8,10 +8,11 @@ team (and the workspaces it may read), like the other selectors; run them inside
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.models import Message, Node, NodeStatus
-from memory.selectors.nodes import node_list, node_text_filter
+from memory.selectors.nodes import node_list, node_text_filter, status_q
 
 
 def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = "") -> QuerySet[Node]:
@@ -37,9 +38,10 @@ def node_status_counts(*, principal: Principal, filters: dict[str, Any], text: s
     """
     others = {name: value for name, value in filters.items() if name != "status"}
     nodes = node_browse(principal=principal, filters=others, text=text).order_by()
+    now = timezone.now()
     counts = nodes.aggregate(
         all=Count("pk"),
-        **{status: Count("pk", filter=Q(status=status)) for status in NodeStatus.values},
+        **{status: Count("pk", filter=status_q(status, now)) for status in NodeStatus.values},
     )
     return {name: counts[name] or 0 for name in ["all", *NodeStatus.values]}
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import AuditEvent, Node, Scope, Session
+from memory.models import AuditEvent, Node, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import owner_token, query_tokens
 from memory.services.sessions import SessionRef
@@ -108,6 +108,17 @@ def unexpired(now=None) -> Q:
     return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
 
 
+def status_q(status: str, now=None) -> Q:
+    """Nodes whose status as of now is `status` (Node.current_status): an active node past its
+    expires_at counts as expired, not active."""
+    now = now or timezone.now()
+    if status == NodeStatus.ACTIVE:
+        return Q(status=NodeStatus.ACTIVE) & unexpired(now)
+    if status == NodeStatus.EXPIRED:
+        return Q(status=NodeStatus.EXPIRED) | Q(status=NodeStatus.ACTIVE, expires_at__lte=now)
+    return Q(status=status)
+
+
 def node_get(*, principal: Principal, node_id: int) -> Node:
     """A node of the team by id, any status. Raises NotFound (also for a workspace the
     principal may not read, so existence does not leak)."""
@@ -159,9 +170,11 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
     """Browse the team's nodes with optional filters (scope, workspace_id, user_id,
     session_id, domain, category_path_prefix, type, status, key); newest first."""
     nodes = nodes_for_team(principal=principal)
-    exact = {name: filters[name] for name in ("scope", "workspace_id", "user_id", "domain", "type", "status", "key")
+    exact = {name: filters[name] for name in ("scope", "workspace_id", "user_id", "domain", "type", "key")
              if filters.get(name)}
     nodes = nodes.filter(**exact)
+    if filters.get("status"):
+        nodes = nodes.filter(status_q(filters["status"]))
     if filters.get("session_id"):
         nodes = nodes.filter(session__external_id=filters["session_id"])
     prefix = filters.get("category_path_prefix")

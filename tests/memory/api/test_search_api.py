@@ -129,3 +129,14 @@ def test_summaries_page_with_a_cursor(agent_client, principal):
     assert [item["summary"] for item in first["results"]] == ["S0", "S1"]
     second = agent_client.get(first["next"]).json()
     assert [item["summary"] for item in second["results"]] == ["S2", "S3"]
+
+
+def test_a_node_past_its_expiry_lists_and_reads_as_expired(agent_client, principal):
+    from datetime import UTC, datetime
+
+    make_node(principal, title="old news", type="fact", expires_at=datetime(2000, 1, 1, tzinfo=UTC))
+    make_node(principal, title="current", type="fact")
+    active = agent_client.get(reverse("api-nodes"), {"status": "active"}).json()["results"]
+    expired = agent_client.get(reverse("api-nodes"), {"status": "expired"}).json()["results"]
+    assert [n["title"] for n in active] == ["current"]
+    assert [(n["title"], n["status"]) for n in expired] == [("old news", "expired")]
