@@ -25,8 +25,10 @@ from memory.models import Message, Node
 
 
 def test_s11_offset_times_are_compared_as_instants_and_naive_ones_refused(agent_client):
+    source = agent_client.post(reverse("api-messages"), {"session_id": "s1", "user_id": "u1", "role": "user",
+                                                         "content": "k is v"}, format="json").json()["ids"]
     base = {"operation": "create", "user_id": "u1", "explicit_user_intent": True}
-    node = {"scope": "user", "type": "fact", "key": "k"}
+    node = {"scope": "user", "type": "fact", "key": "k", "source_message_ids": source}
     utc = agent_client.post(reverse("api-memory-propose"), {**base, "node": {
         **node, "title": "v1", "expires_at": "2035-06-01T00:00:00Z"}}, format="json")
     shanghai = agent_client.post(reverse("api-memory-propose"), {**base, "node": {

@@ -542,6 +542,10 @@ def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str
         if old.session_id:
             owner["workspace_id"] = old.session.workspace_id
             owner["user_id"] = old.session.user_id
+        elif not owner["workspace_id"]:
+            # User and global memory belong to no workspace; the caller's workspace still
+            # decides access for a key limited to workspaces.
+            owner["workspace_id"] = context.get("workspace_id", "")
     else:
         owner = {name: context.get(name, "") for name in ("workspace_id", "user_id", "session_id")}
     return NodeInput(**inherited, **owner)

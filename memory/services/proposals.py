@@ -8,9 +8,11 @@ Write policy by scope (R-TEN):
 - global: team admins only (a login admin or an admin key), never an agent key.
 A principal's own limits (writable scopes, workspaces) apply on top.
 
-A policy refusal is an answer, not an error: `accepted=false` with a reason code —
-`scope_not_allowed`, `global_admin_only`, `type_not_allowed_in_scope`,
-`explicit_intent_required`. Malformed input raises InvalidInput (400); an unknown target
+An agent's user-scope write must also name the message(s) the user said it in
+(`source_message_ids`). A policy refusal is an answer, not an error: `accepted=false` with a
+reason code — `scope_not_allowed`, `global_admin_only`, `type_not_allowed_in_scope`,
+`explicit_intent_required`, `source_required`. The target of an update or supersede must be
+writable by the caller under the same rules. Malformed input raises InvalidInput (400); an unknown target
 raises NotFound (404); a target that is no longer active raises Conflict (409).
 """
 
@@ -29,6 +31,7 @@ from memory.services.nodes import (
     node_update,
     node_upsert,
     supersede_input,
+    validate_node_input,
 )
 
 WORKSPACE_TYPES = frozenset({NodeType.FACT, NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK, NodeType.SKILL})
@@ -71,7 +74,9 @@ class _Refused(Exception):
         self.message = message
 
 
-def _check_policy(principal: Principal, *, scope: str, node_type: str, explicit: bool) -> None:
+def _check_policy(
+    principal: Principal, *, scope: str, node_type: str, explicit: bool, sources: bool = True
+) -> None:
     if scope == Scope.GLOBAL and not principal.is_admin:
         raise _Refused("global_admin_only", "global memory is written by team admins only")
     try:
@@ -88,6 +93,21 @@ def _check_policy(principal: Principal, *, scope: str, node_type: str, explicit:
             "explicit_intent_required",
             "user memory needs the end user's explicit words; set explicit_user_intent, or use session scope",
         )
+    if scope == Scope.USER and principal.kind == "agent" and not sources:
+        raise _Refused(
+            "source_required",
+            "user memory must name the message the user said it in (source_message_ids)",
+        )
+
+
+def _check_target(principal: Principal, target: Node) -> None:
+    """The caller may change this node at all (its scope, under the same rules as a write)."""
+    if target.scope == Scope.GLOBAL and not principal.is_admin:
+        raise _Refused("global_admin_only", "global memory is changed by team admins only")
+    try:
+        principal.check_write_scope(target.scope)
+    except AccessDenied as denied:
+        raise _Refused("scope_not_allowed", str(denied)) from None
 
 
 def _node_input(proposal: Proposal) -> NodeInput:
@@ -117,12 +137,17 @@ def _identity_changes(node: Node, fields: dict[str, Any]) -> list[str]:
 def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResult:
     """Validate a proposed memory write and apply it, or say why not (R-TOOLS).
 
-    Returns ProposalResult; raises InvalidInput, NotFound, Conflict, AccessDenied.
+    Returns ProposalResult; raises InvalidInput, NotFound, Conflict, AccessDenied (a workspace
+    outside the key's limit, before anything else).
     """
+    principal.check_workspace(proposal.workspace_id)
     try:
         if proposal.operation == "create":
-            data = _node_input(proposal)
-            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent)
+            if proposal.target_id is not None:
+                raise InvalidInput("target_id is for update and supersede, not create", fields={"target_id": ["not for create"]})
+            data = validate_node_input(_node_input(proposal))  # malformed input is a 400 before any policy
+            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent,
+                          sources=bool(data.source_message_ids))
             result = node_upsert(principal=principal, data=data, reason=proposal.reason)
             message = "created" if result.created else ("updated" if result.changed else "already remembered")
             return ProposalResult(
@@ -130,6 +155,7 @@ def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResul
                 reason=None if result.created or result.changed else "duplicate", message=message,
             )
         target = node_get(principal=principal, node_id=proposal.target_id)
+        _check_target(principal, target)
         if proposal.operation == "update":
             changed = _identity_changes(target, proposal.node)
             if changed:
@@ -137,8 +163,17 @@ def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResul
                     f"update cannot change {', '.join(changed)}; use operation 'supersede'",
                     fields={f"node.{name}": ["use supersede"] for name in changed},
                 )
+            fixed = sorted(set(proposal.node) - set(DESCRIPTIVE_FIELDS) - set(IDENTITY_FIELDS))
+            if fixed:
+                raise InvalidInput(
+                    f"update cannot change {', '.join(fixed)}", fields={f"node.{name}": ["cannot be updated"] for name in fixed}
+                )
+            if not set(proposal.node) & set(DESCRIPTIVE_FIELDS):
+                raise InvalidInput(
+                    f"nothing to update: give one of {', '.join(DESCRIPTIVE_FIELDS)}", fields={"node": ["nothing to update"]}
+                )
             _check_policy(principal, scope=target.scope, node_type=target.type,
-                          explicit=proposal.explicit_user_intent or target.explicit)
+                          explicit=proposal.explicit_user_intent or target.explicit, sources=True)
             changes = {name: value for name, value in proposal.node.items() if name in DESCRIPTIVE_FIELDS}
             node = node_update(
                 principal=principal, node_id=target.pk, changes=changes, reason=proposal.reason,
@@ -148,11 +183,12 @@ def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResul
         if proposal.operation == "supersede":
             overrides = {name: value for name, value in proposal.node.items() if name in NodeInput.__dataclass_fields__}
             overrides["explicit"] = proposal.explicit_user_intent
-            data = supersede_input(
+            data = validate_node_input(supersede_input(
                 target, overrides,
                 {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id},
-            )
-            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent)
+            ))
+            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent,
+                          sources=bool(data.source_message_ids))
             node = node_supersede(
                 principal=principal, old_node_id=target.pk, data=data, reason=proposal.reason,
                 workspace_id=proposal.workspace_id,

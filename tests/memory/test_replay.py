@@ -61,3 +61,10 @@ def test_replay_refuses_an_unknown_team(db, tmp_path):
 
     with pytest.raises(CommandError):
         call_command("replay", str(DEMO), team="nope", stdout=StringIO())
+
+
+def test_replaying_the_demo_twice_leaves_one_active_value_per_key(team):
+    call_command("replay", str(DEMO), team=team.slug, quiet=True, stdout=StringIO())
+    call_command("replay", str(DEMO), team=team.slug, quiet=True, stdout=StringIO())
+    for key in ("limit_ingredient", "flavor_profile"):
+        assert Node.objects.filter(team=team, key=key, status=NodeStatus.ACTIVE).count() == 1

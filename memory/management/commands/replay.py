@@ -128,9 +128,9 @@ class Command(BaseCommand):
             sample = matches[0]
         return locomo_turns(sample), {"workspace_id": options["workspace"], "user_id": sample["sample_id"]}
 
-    def _call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, method: str, path: str, body: dict[str, Any], *, tolerate: tuple[int, ...] = ()) -> dict[str, Any]:
         response = self.client.request(method, path, json=body)
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in tolerate:
             raise CommandError(f"{method} {path} → {response.status_code}: {response.text[:500]}")
         return response.json()
 
@@ -172,9 +172,16 @@ class Command(BaseCommand):
         body = {**ids, **{k: v for k, v in proposal.items() if k != "target"}}
         body["node"] = {**proposal.get("node", {}), "source_message_ids": [message_id]}
         if "target" in proposal:
-            target = self._call("POST", "/api/v1/memory/get", {**ids, **proposal["target"]})
+            # A target already superseded (a second replay of the same file) is reported, not fatal.
+            target = self._call("POST", "/api/v1/memory/get", {**ids, **proposal["target"]}, tolerate=(404,))
+            if "error" in target:
+                self.stdout.write(f"  ── memory {proposal['operation']}: skipped, {target['error']['message']}")
+                return
             body["target_id"] = target["id"]
-        result = self._call("POST", "/api/v1/memory/propose", body)
+        result = self._call("POST", "/api/v1/memory/propose", body, tolerate=(409,))
+        if "error" in result:
+            self.stdout.write(f"  ── memory {proposal['operation']}: not applied, {result['error']['message']}")
+            return
         if not self.quiet:
             outcome = "accepted" if result["accepted"] else f"refused ({result['reason']})"
             self.stdout.write(self.style.SUCCESS(
