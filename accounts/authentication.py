@@ -20,7 +20,7 @@ class AgentKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         parts = header.split()
-        if len(parts) != 2 or parts[0] != self.keyword:
+        if len(parts) != 2 or parts[0].lower() != self.keyword.lower():  # the scheme is case-insensitive
             raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'")
         return self.authenticate_key(parts[1])
 

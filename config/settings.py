@@ -144,6 +144,30 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"Scope": "memory.models.Scope", "NodeType": "memory.models.NodeType"},
+    "APPEND_COMPONENTS": {
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "description": "Every 4xx (and any 5xx) answer of the API.",
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {
+                            "code": {"type": "string", "example": "invalid"},
+                            "message": {"type": "string"},
+                            "fields": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                        },
+                    }
+                },
+            }
+        }
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory.api.schema.add_error_responses",
+    ],
 }
 
 # Pre-injection defaults (seed 004 §10, R-CTX): the process default that team and

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 from django.db import connection
 from django.http import JsonResponse
 from django_scopes import scope
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.pagination import CursorPagination
@@ -77,6 +77,7 @@ class MessagesView(TeamAPIView):
     """Append messages to a conversation; read its latest messages."""
 
     @extend_schema(
+        operation_id="messages_append",
         request=s.MessageInSerializer,
         responses={201: s.MessageAppendOutSerializer},
         description="Append one message, or a batch `{messages: [...]}` (all or nothing). Returns ids in order.",
@@ -104,6 +105,7 @@ class MessagesView(TeamAPIView):
         return Response(s.MessageAppendOutSerializer(output).data, status=201)
 
     @extend_schema(
+        operation_id="messages_list",
         parameters=[s.MessageListQuerySerializer],
         responses={200: s.MessageListOutSerializer},
         description="The most recent messages of a session, oldest first; `next` pages to older ones.",
@@ -146,7 +148,7 @@ class NodePagination(SummaryPagination):
 class SummariesView(TeamAPIView):
     """Append to and read a session's summary chain."""
 
-    @extend_schema(request=s.SummaryInSerializer, responses={201: s.SummaryOutSerializer})
+    @extend_schema(operation_id="summaries_append", request=s.SummaryInSerializer, responses={201: s.SummaryOutSerializer})
     def post(self, request):
         data = self.body(s.SummaryInSerializer)
         summary = summary_append(
@@ -162,7 +164,8 @@ class SummariesView(TeamAPIView):
         )
         return Response(s.SummaryOutSerializer(summary).data, status=201)
 
-    @extend_schema(parameters=[s.SummaryListQuerySerializer], responses={200: s.SummaryPageSerializer})
+    @extend_schema(operation_id="summaries_list", parameters=[s.SummaryListQuerySerializer],
+                   responses={200: s.SummaryPageSerializer})
     def get(self, request):
         ref = session_ref(self.query(s.SummaryListQuerySerializer))
         paginator = SummaryPagination()
@@ -171,7 +174,8 @@ class SummariesView(TeamAPIView):
 
 
 class SummaryLatestView(TeamAPIView):
-    @extend_schema(parameters=[s.SessionQuerySerializer], responses={200: s.SummaryOutSerializer})
+    @extend_schema(operation_id="summaries_latest", parameters=[s.SessionQuerySerializer],
+                   responses={200: s.SummaryOutSerializer})
     def get(self, request):
         ref = session_ref(self.query(s.SessionQuerySerializer))
         return Response(s.SummaryOutSerializer(summary_latest(principal=request.principal, ref=ref)).data)
@@ -182,7 +186,7 @@ class ContextView(TeamAPIView):
 
     required_right = "read"
 
-    @extend_schema(request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
+    @extend_schema(operation_id="context", request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
     def post(self, request):
         data = self.body(s.ContextInSerializer)
         session_ref(data)  # validates the ids
@@ -233,7 +237,7 @@ class ContextView(TeamAPIView):
 class RetrievalView(TeamAPIView):
     """What a context call injected and left out, and why (the hit ledger)."""
 
-    @extend_schema(responses={200: s.RetrievalOutSerializer})
+    @extend_schema(operation_id="retrievals_get", responses={200: s.RetrievalOutSerializer})
     def get(self, request, retrieval_id: int):
         principal = request.principal
         retrieval = Retrieval.objects.filter(team=principal.team, pk=retrieval_id).select_related("session").first()
@@ -292,7 +296,8 @@ class MemorySearchView(TeamAPIView):
 
     required_right = "read"
 
-    @extend_schema(request=s.MemoryQueryInSerializer, responses={200: s.MemoryQueryOutSerializer})
+    @extend_schema(operation_id="memory_search", request=s.MemoryQueryInSerializer,
+                   responses={200: s.MemoryQueryOutSerializer})
     def post(self, request):
         data = self.body(s.MemoryQueryInSerializer)
         result = memory_query(principal=request.principal, query=memory_query_from(data))
@@ -311,7 +316,7 @@ class MemoryGetView(TeamAPIView):
 
     required_right = "read"
 
-    @extend_schema(request=s.MemoryGetInSerializer, responses={200: s.NodeOutSerializer})
+    @extend_schema(operation_id="memory_get", request=s.MemoryGetInSerializer, responses={200: s.NodeOutSerializer})
     def post(self, request):
         data = self.body(s.MemoryGetInSerializer)
         if data.get("id"):
@@ -333,7 +338,8 @@ class MemoryProposeView(TeamAPIView):
 
     required_right = "write"
 
-    @extend_schema(request=s.ProposeInSerializer, responses={200: s.ProposeOutSerializer})
+    @extend_schema(operation_id="memory_propose", request=s.ProposeInSerializer,
+                   responses={200: s.ProposeOutSerializer, 201: s.ProposeOutSerializer})
     def post(self, request):
         data = self.body(s.ProposeInSerializer)
         result = proposal_apply(
@@ -366,7 +372,7 @@ class MemoryProposeView(TeamAPIView):
 
 
 class NodeListView(TeamAPIView):
-    @extend_schema(parameters=[s.NodeListQuerySerializer], responses={200: s.NodePageSerializer})
+    @extend_schema(operation_id="nodes_list", parameters=[s.NodeListQuerySerializer], responses={200: s.NodePageSerializer})
     def get(self, request):
         params = self.query(s.NodeListQuerySerializer)
         if params.get("workspace_id"):
@@ -380,7 +386,7 @@ class NodeListView(TeamAPIView):
 
 
 class NodeDetailView(TeamAPIView):
-    @extend_schema(responses={200: s.NodeOutSerializer})
+    @extend_schema(operation_id="nodes_get", responses={200: s.NodeOutSerializer})
     def get(self, request, node_id: int):
         return Response(s.NodeOutSerializer(node_get(principal=request.principal, node_id=node_id)).data)
 
@@ -388,7 +394,7 @@ class NodeDetailView(TeamAPIView):
 class NodeHistoryView(TeamAPIView):
     """A node's supersede chain (both directions, oldest first) and the audit trail of the chain."""
 
-    @extend_schema(responses={200: s.NodeHistoryOutSerializer})
+    @extend_schema(operation_id="nodes_history", responses={200: s.NodeHistoryOutSerializer})
     def get(self, request, node_id: int):
         node = node_get(principal=request.principal, node_id=node_id)
         chain = node_chain(principal=request.principal, node=node)
@@ -421,7 +427,8 @@ class HealthView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: serializers.DictField()})
+    @extend_schema(operation_id="healthz", responses={200: inline_serializer(
+        "Health", {"status": serializers.CharField(), "database": serializers.CharField()})})
     def get(self, request):
         try:
             with connection.cursor() as cursor:

@@ -189,3 +189,11 @@ def test_unknown_api_paths_and_out_of_range_ids_are_json_404s(client, agent_clie
         response = who.get(path)
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_bearer_scheme_name_is_case_insensitive(agent_key):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"bearer {agent_key[1]}")
+    assert client.get(reverse("api-nodes")).status_code == 200

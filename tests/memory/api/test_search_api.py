@@ -110,11 +110,17 @@ def test_node_history_shows_the_chain_and_audit(agent_client, principal):
                                                            "memory.node.created"]
 
 
-def test_schema_is_served(client, db):
-    response = client.get(reverse("api-schema"), HTTP_ACCEPT="application/json")
+def test_the_openapi_schema_is_served_valid_and_describes_keys_and_errors(client, db, tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+    response = client.get(reverse("api-schema"), {"format": "json"})
     assert response.status_code == 200
-    paths = json.loads(response.content)["paths"] if response["content-type"].startswith("application/json") else None
-    assert paths is None or "/api/v1/context" in paths
+    schema = json.loads(response.content)
+    assert schema["components"]["securitySchemes"]["agentKey"]["scheme"] == "bearer"
+    context = schema["paths"]["/api/v1/context"]["post"]
+    assert {"agentKey": []} in context["security"]
+    assert context["responses"]["400"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
 
 
 def test_summaries_page_with_a_cursor(agent_client, principal):

@@ -1,0 +1,15 @@
+"""OpenAPI description of the agent key authentication (drf-spectacular extension)."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+
+class AgentKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "accounts.authentication.AgentKeyAuthentication"
+    name = "agentKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An agent key: `Authorization: Bearer mk_<prefix>_<secret>` (shown once at creation).",
+        }
