@@ -29,7 +29,7 @@ bench: $(STAMP)
 
 replay-locomo: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
-	$(PY) manage.py replay ../shared/data/locomo/locomo5.json --conversation conv-26 --team demo
+	$(PY) manage.py replay locomo/locomo5.json --conversation conv-26 --team demo
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Team
@@ -62,7 +63,8 @@ class Command(BaseCommand):
     help = "Replay a conversation (LoCoMo or the simple JSON format) through the agent HTTP API."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path)
+        parser.add_argument("file", type=Path, help="a JSON file, or a path under the shared data folder "
+                                                    "(MEMORY_SHARED_DATA, default ../shared/data), e.g. locomo/locomo5.json")
         parser.add_argument("--conversation", help="LoCoMo sample id (e.g. conv-26) or index; default: the first")
         parser.add_argument("--url", help="base URL of a running server; default: in-process")
         parser.add_argument("--key", help="agent key; default: a temporary key of --team, revoked afterwards")
@@ -73,8 +75,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         path: Path = options["file"]
+        if not path.exists() and (Path(settings.SHARED_DATA_DIR) / path).exists():
+            path = Path(settings.SHARED_DATA_DIR) / path  # e.g. locomo/locomo5.json
         if not path.exists():
-            raise CommandError(f"no such file: {path}")
+            raise CommandError(f"no such file: {path} (nor under the shared data folder {settings.SHARED_DATA_DIR})")
         data = json.loads(path.read_text(encoding="utf-8"))
         temporary = None
         key = options["key"]
