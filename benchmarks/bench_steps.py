@@ -8,15 +8,14 @@ import random
 import time
 from collections import Counter
 
+import corpus
 import httpx
+import seed
 from django.db import DatabaseError, connection
 from django.db.models import Count
 from django.test import Client
 from django.urls import reverse
 from django_scopes import scopes_disabled
-
-import corpus
-import seed
 from measure import Series, Server, environment_for_server, run_concurrent, run_sequential
 from report import print_size_table
 
@@ -228,11 +227,11 @@ class Bench:
     # --- investigation --------------------------------------------------------------------------
 
     def investigate(self, size: int) -> None:
+        import investigate
+
         from accounts.models import AgentKey
         from accounts.principal import principal_for_key
         from memory.selectors.nodes import Owner
-
-        import investigate
 
         with scopes_disabled():
             key = AgentKey.objects.select_related("team").get(prefix=self.pop.raw_key.split("_")[1])

@@ -124,10 +124,9 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore", message="No directory at", module="django.core.handlers.base")
     django.setup()
 
+    from bench_steps import Bench
     from django.core.management import call_command
     from django.db import connection
-
-    from bench_steps import Bench
 
     log(f"database: {vendor} ({bench_url}); DEBUG={'on' if args.debug else 'off'}; code {code_version()}")
     call_command("migrate", verbosity=0)

@@ -18,20 +18,19 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
+from corpus import CATEGORY_OF_DOMAIN, DOMAIN_OF_FAMILY, ConversationStream, RealText, chat_line, memory_text
 from django.db import transaction
 from django_scopes import scopes_disabled
 
 from accounts.services import agent_key_create, team_create
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session, Summary
 from memory.services.messages import message_search_tokens
-from memory.services.nodes import node_search_tokens
-
-from corpus import CATEGORY_OF_DOMAIN, DOMAIN_OF_FAMILY, ConversationStream, RealText, memory_text, chat_line
+from memory.services.nodes import node_search_tokens, value_hash
 
 BATCH = 2000
-NOW = datetime.now(dt_timezone.utc).replace(microsecond=0)
+NOW = datetime.now(UTC).replace(microsecond=0)
 SPAN = timedelta(days=180)
 
 
@@ -59,6 +58,7 @@ class Population:
     nodes_seeded: int = 0
     messages_seeded: int = 0
     _session_weights: list[float] = field(default_factory=list)
+    active_identities: set[tuple] = field(default_factory=set)  # see _keep_identity_unique
 
 
 def create_population(real: RealText, *, sessions: int, seed: int = 20261129) -> Population:
@@ -204,8 +204,23 @@ def _node(pop: Population, *, superseded: bool = False) -> Node:
         tags=list(text.tags), entities=list(text.entities), explicit=rng.random() < 0.3,
         created_at=updated - timedelta(days=rng.uniform(0, 5)), updated_at=updated, expires_at=expires_at,
     )
+    _keep_identity_unique(pop, node)
     node.search_tokens = node_search_tokens(node)
     return node
+
+
+def _keep_identity_unique(pop: Population, node: Node) -> None:
+    """Set value_hash; an active keyed node identical to one already seeded loses its key, as
+    the service would have returned the existing node instead (node_identical_active_unique)."""
+    node.value_hash = value_hash(node.value_json)
+    if node.status != NodeStatus.ACTIVE or not node.key:
+        return
+    identity = (node.session_id or 0, node.scope, node.workspace_id, node.user_id, node.domain, node.type, node.key,
+                node.value_hash)
+    if identity in pop.active_identities:
+        node.key, node.value_json, node.value_hash = "", None, ""
+    else:
+        pop.active_identities.add(identity)
 
 
 def _successor(pop: Population, old: Node) -> Node:
@@ -220,6 +235,7 @@ def _successor(pop: Population, old: Node) -> Node:
         entities=old.entities, explicit=old.explicit, created_at=old.updated_at + timedelta(days=1),
         updated_at=min(NOW, old.updated_at + timedelta(days=rng.uniform(1, 20))),
     )
+    _keep_identity_unique(pop, node)
     node.search_tokens = node_search_tokens(node)
     return node
 

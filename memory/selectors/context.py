@@ -28,6 +28,7 @@ store_status "degraded", and the other parts are still returned.
 """
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ from memory.selectors.query import MemoryQuery, Omission, memory_query
 logger = logging.getLogger(__name__)
 
 MESSAGE_EXCERPT_CHARS = 280
+MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the fetch of standing nodes
 
 SECTIONS = {  # display order
     "workspace": ("L1", "[Workspace and team memory]"),
@@ -200,8 +202,10 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     owner = request.owner
     defaults: list[Item] = []
     try:
+        # Fetch about as many standing nodes as the budget could show (lines of 30+ characters).
+        room = math.ceil(budget.max_chars * max(SECTION_SHARES.values()) / MIN_LINE_CHARS)
         layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=timezone.now(),
-                                domain=request.domain, category_prefix=request.category_path_prefix)
+                                domain=request.domain, category_prefix=request.category_path_prefix, limit=room)
         why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
         for section in ("session", "workspace", "user_preferences"):
             defaults += [_node_item(section, node, why[section]) for node in layers[section]]

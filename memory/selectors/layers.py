@@ -5,7 +5,7 @@ Sections and what they hold (active, unexpired nodes only):
   workspace         — constraints, decisions and facts of the workspace and of the team's
                       global memory (L1),
   user_preferences  — preferences and constraints of the end user (L2).
-Each owner's part takes its top DEFAULT_LIST_MAX by importance, newest first, in the order
+Each owner's part takes its top `limit` (at most DEFAULT_LIST_MAX) by importance, newest first, in the order
 of the rank indexes (memory.models.Node.Meta), so the database reads only that many rows;
 the parts are joined with UNION ALL in one round trip. This is the hot path of every context
 call, so the statement is written out here instead of being compiled by the ORM each time.
@@ -37,8 +37,9 @@ def default_layers(
     now: datetime,
     domain: str = "",
     category_prefix: tuple[str, ...] = (),
+    limit: int = DEFAULT_LIST_MAX,
 ) -> dict[str, list[Node]]:
-    """{section: nodes} for the caller's context, at most DEFAULT_LIST_MAX per section: the
+    """{section: nodes} for the caller's context, at most `limit` per section: the
     session's in the seed's order, the workspace's and the user's by importance, then the
     seed's order."""
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
@@ -61,6 +62,7 @@ def default_layers(
     if owner.user_id:
         parts.append(("user_preferences", "user_id = %s AND scope = %s", [owner.user_id, Scope.USER], USER_TYPES))
 
+    limit = max(1, min(int(limit), DEFAULT_LIST_MAX))
     statements: list[str] = []
     params: list = []
     for index, (_, condition, part_params, types) in enumerate(parts):
@@ -70,7 +72,7 @@ def default_layers(
         statements.append(
             f"SELECT part_{index}.id, {index} AS part, successor.id FROM (SELECT id FROM {_TABLE} "
             f"WHERE {' AND '.join(where)} ORDER BY importance DESC, updated_at DESC, id DESC "
-            f"LIMIT {DEFAULT_LIST_MAX}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
+            f"LIMIT {limit}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
             f"ON successor.supersedes_id = part_{index}.id"
         )
         params += [*common_params, *part_params, *types]
@@ -99,8 +101,8 @@ def default_layers(
     return {
         # The session's working memory in the seed's order (temporary constraints, newest first);
         # standing workspace and user memory by importance first.
-        "session": sorted(layers["session"], key=seed_key)[:DEFAULT_LIST_MAX],
-        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node)))[:DEFAULT_LIST_MAX],
+        "session": sorted(layers["session"], key=seed_key)[:limit],
+        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node)))[:limit],
         "user_preferences": sorted(layers["user_preferences"],
-                                   key=lambda node: (-node.importance, seed_key(node)))[:DEFAULT_LIST_MAX],
+                                   key=lambda node: (-node.importance, seed_key(node)))[:limit],
     }
