@@ -188,7 +188,7 @@ class Bench:
             ("search", "test client", search_url, None),
             ("search", "HTTP", search_url, 1),
         ]
-        for kind, via, url, threads in plan:
+        for kind, via, url, _threads in plan:
             if via == "HTTP" and self.server is None:
                 continue
             series = Series(f"{kind} · {via}")

@@ -27,7 +27,7 @@ from django_scopes import scopes_disabled
 from accounts.services import agent_key_create, team_create
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session, Summary
 from memory.services.messages import message_search_tokens
-from memory.services.nodes import node_search_tokens, value_hash
+from memory.services.node_input import node_search_tokens, value_hash
 
 BATCH = 2000
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -16,10 +16,11 @@ from rest_framework.views import APIView
 from memory.api import serializers as s
 from memory.errors import NotFound
 from memory.models import Retrieval
-from memory.selectors.context import ContextRequest, context_build, retrieval_explain
+from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_page
 from memory.selectors.nodes import Owner, node_audit_trail, node_chain, node_get, node_list, node_text_filter
 from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
+from memory.selectors.retrievals import retrieval_explain
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
 from memory.services.messages import MessageInput, messages_append

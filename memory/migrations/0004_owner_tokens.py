@@ -9,7 +9,7 @@ BATCH = 2000
 def recompute(apps, schema_editor) -> None:
     # The services' own helpers read only plain fields, which historical models have too.
     from memory.services.messages import message_search_tokens
-    from memory.services.nodes import node_search_tokens
+    from memory.services.node_input import node_search_tokens
 
     Node = apps.get_model("memory", "Node")
     Message = apps.get_model("memory", "Message")

@@ -8,7 +8,7 @@ from django.utils import timezone
 def backfill(apps, schema_editor) -> None:
     """Hash every node's value; where identical active keyed nodes already exist, keep the
     newest and mark the others superseded by it, each with an audit event (system actor)."""
-    from memory.services.nodes import value_hash
+    from memory.services.node_input import value_hash
 
     Node = apps.get_model("memory", "Node")
     AuditEvent = apps.get_model("memory", "AuditEvent")

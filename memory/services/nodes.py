@@ -4,11 +4,8 @@ Every function is atomic with its audit event. Validation happens before anythin
 written, so a rejected input leaves nothing behind.
 """
 
-import hashlib
-import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,42 +15,23 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Message, Node, NodeSource, NodeStatus, NodeType, Scope, Session
-from memory.search.text import document_tokens, json_strings, owner_token
+from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import audit_record, audit_redact_node, node_snapshot
+from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
+    DEFAULT_DOMAIN,
+    NodeInput,
+    canonical_json,
+    node_owner_tokens,
+    node_search_tokens,
+    supersede_input,
+    validate_node_input,
+    value_hash,
+)
 from memory.services.sessions import SessionRef, session_get_or_create
-from memory.validation import clean_identity, clean_text, first_json_problem
+from memory.validation import clean_text
 
-DEFAULT_DOMAIN = "general"
 DESCRIPTIVE_FIELDS = ("title", "content", "category_path", "confidence", "importance", "tags", "entities", "expires_at")
 _SPACE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class NodeInput:
-    """What a caller asks to remember. Owner ids come from the caller's context; which of
-    them the node keeps depends on `scope` (session → the session, workspace → workspace_id,
-    user → user_id, global → none)."""
-
-    scope: str
-    type: str
-    title: str = ""
-    content: str = ""
-    domain: str = DEFAULT_DOMAIN
-    category_path: Sequence[str] = ()
-    key: str = ""
-    value_json: Any = None
-    confidence: float = 0.8
-    importance: float = 0.5
-    tags: Sequence[str] = ()
-    entities: Sequence[str] = ()
-    expires_at: datetime | None = None
-    explicit: bool = False
-    source_message_ids: Sequence[int] = ()
-    parent_id: int | None = None
-    workspace_id: str = ""
-    user_id: str = ""
-    session_id: str = ""
 
 
 @dataclass
@@ -61,126 +39,6 @@ class UpsertResult:
     node: Node
     created: bool
     changed: bool
-
-
-def value_hash(value: Any) -> str:
-    """SHA-1 of the canonical JSON of a value ("" for no value): equal values, equal hashes."""
-    if value is None:
-        return ""
-    return hashlib.sha1(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def canonical_json(value: Any) -> Any:
-    """The same JSON value with object keys sorted, so equal values compare equal on SQLite too."""
-    return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False))
-
-
-def _string_list(values: Sequence[str], *, field_name: str) -> list[str]:
-    if isinstance(values, str) or not isinstance(values, (list, tuple)):
-        raise InvalidInput(f"{field_name} must be a list of strings", fields={field_name: ["must be a list"]})
-    if len(values) > limits.NODE_LIST_ITEMS_MAX:
-        raise InvalidInput(
-            f"{field_name}: at most {limits.NODE_LIST_ITEMS_MAX} items", fields={field_name: ["too many items"]}
-        )
-    cleaned: dict[str, None] = {}
-    for value in values:
-        text = clean_text(value, field=field_name, max_length=limits.NODE_LIST_ITEM_MAX, allow_empty=False).strip()
-        cleaned.setdefault(text)
-    return list(cleaned)
-
-
-def _unit_interval(value: Any, *, field_name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InvalidInput(f"{field_name} must be a number from 0 to 1", fields={field_name: ["must be in [0, 1]"]})
-    return float(value)
-
-
-def validate_node_input(data: NodeInput) -> NodeInput:
-    """Check every field against the limits and choices; returns a cleaned copy.
-
-    Raises InvalidInput naming the first bad field.
-    """
-    if data.scope not in Scope.values:
-        raise InvalidInput(f"scope must be one of {', '.join(Scope.values)}", fields={"scope": ["invalid choice"]})
-    if data.type not in NodeType.values:
-        raise InvalidInput(f"type must be one of {', '.join(NodeType.values)}", fields={"type": ["invalid choice"]})
-    content = clean_text(data.content, field="content", max_length=limits.NODE_CONTENT_MAX).strip()
-    title = clean_text(data.title, field="title", max_length=limits.NODE_TITLE_MAX).strip()
-    if not title:
-        if not content:
-            raise InvalidInput("a node needs a title or content", fields={"title": ["title or content is required"]})
-        title = _SPACE.sub(" ", content)[: limits.NODE_TITLE_MAX]
-    domain = clean_text(data.domain or DEFAULT_DOMAIN, field="domain", max_length=limits.NODE_DOMAIN_MAX).strip()
-    if not domain:
-        domain = DEFAULT_DOMAIN
-    category_path = _string_list(data.category_path, field_name="category_path")
-    if any("/" in level for level in category_path):
-        raise InvalidInput("category_path levels may not contain '/'", fields={"category_path": ["no '/' in a level"]})
-    key = clean_text(data.key or "", field="key", max_length=limits.NODE_KEY_MAX)
-    if key and (not key.isprintable() or any(ch.isspace() for ch in key)):
-        raise InvalidInput("key must be printable with no spaces", fields={"key": ["printable, no spaces"]})
-    value = data.value_json
-    if value is not None:
-        problem = first_json_problem(value)
-        if problem:
-            raise InvalidInput(f"value_json{'.' + problem[0] if problem[0] != 'body' else ''} {problem[1]}",
-                               fields={"value_json": [problem[1]]})
-        if len(json.dumps(value, ensure_ascii=False)) > limits.NODE_VALUE_JSON_MAX:
-            raise InvalidInput(
-                f"value_json is too large: at most {limits.NODE_VALUE_JSON_MAX} characters as JSON",
-                fields={"value_json": ["too large"]},
-            )
-        value = canonical_json(value)
-    if data.expires_at is not None and timezone.is_naive(data.expires_at):
-        raise InvalidInput("expires_at needs a UTC offset", fields={"expires_at": ["needs a UTC offset"]})
-    sources = list(dict.fromkeys(data.source_message_ids))
-    if len(sources) > limits.NODE_SOURCES_MAX:
-        raise InvalidInput(
-            f"at most {limits.NODE_SOURCES_MAX} source messages", fields={"source_message_ids": ["too many"]}
-        )
-    if any(isinstance(item, bool) or not isinstance(item, int) for item in sources):
-        raise InvalidInput("source_message_ids must be integers", fields={"source_message_ids": ["integers only"]})
-    return replace(
-        data,
-        title=title,
-        content=content,
-        domain=domain,
-        category_path=category_path,
-        key=key,
-        value_json=value,
-        confidence=_unit_interval(data.confidence, field_name="confidence"),
-        importance=_unit_interval(data.importance, field_name="importance"),
-        tags=_string_list(data.tags, field_name="tags"),
-        entities=_string_list(data.entities, field_name="entities"),
-        source_message_ids=sources,
-        workspace_id=clean_identity(data.workspace_id, field="workspace_id"),
-        user_id=clean_identity(data.user_id, field="user_id"),
-        session_id=clean_identity(data.session_id, field="session_id"),
-    )
-
-
-def node_owner_tokens(node: Node) -> list[str]:
-    """The team's token and the token of the node's owner for its scope."""
-    team = node.team_id
-    if node.scope == Scope.SESSION:
-        owner = owner_token(team, "s", node.session_id)
-    elif node.scope == Scope.WORKSPACE:
-        owner = owner_token(team, "w", node.workspace_id)
-    elif node.scope == Scope.USER:
-        owner = owner_token(team, "u", node.user_id)
-    else:
-        owner = owner_token(team, "g")
-    return [owner_token(team, "t"), owner]
-
-
-def node_search_tokens(node: Node) -> str:
-    """Fields, in weight order: title | content | tags | entities | key and value strings,
-    then the owner tokens (node_owner_tokens)."""
-    key_and_value = " ".join([node.key.replace("_", " ").replace(".", " "), *json_strings(node.value_json)])
-    return document_tokens(
-        [node.title, node.content, " ".join(node.tags), " ".join(node.entities), key_and_value],
-        owners=node_owner_tokens(node),
-    )
 
 
 def _owner(principal: Principal, data: NodeInput) -> dict[str, Any]:
@@ -510,45 +368,6 @@ def node_supersede(
             raise Conflict(f"node {same.pk} already holds this value; update or forget node {old_node_id} instead") from None
         raise Conflict(f"node {old_node_id} was superseded by another request") from None
     return new
-
-
-def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str]) -> NodeInput:
-    """A NodeInput for the successor of `old`: fields not in `overrides` are inherited, and the
-    owner stays the same unless the scope changes (then it comes from the caller's `context`)."""
-    inherited = {
-        "scope": old.scope,
-        "type": old.type,
-        "title": old.title,
-        "content": old.content,
-        "domain": old.domain,
-        "category_path": list(old.category_path),
-        "key": old.key,
-        "value_json": old.value_json,
-        "confidence": old.confidence,
-        "importance": old.importance,
-        "tags": list(old.tags),
-        "entities": list(old.entities),
-        "expires_at": old.expires_at,
-        "explicit": old.explicit,
-        "parent_id": old.parent_id,
-    }
-    inherited.update(overrides)
-    if inherited["scope"] == old.scope:
-        owner = {
-            "workspace_id": old.workspace_id,
-            "user_id": old.user_id,
-            "session_id": old.session.external_id if old.session_id else "",
-        }
-        if old.session_id:
-            owner["workspace_id"] = old.session.workspace_id
-            owner["user_id"] = old.session.user_id
-        elif not owner["workspace_id"]:
-            # User and global memory belong to no workspace; the caller's workspace still
-            # decides access for a key limited to workspaces.
-            owner["workspace_id"] = context.get("workspace_id", "")
-    else:
-        owner = {name: context.get(name, "") for name in ("workspace_id", "user_id", "session_id")}
-    return NodeInput(**inherited, **owner)
 
 
 def node_expire(*, principal: Principal, node_id: int, reason: str = "", workspace_id: str = "") -> Node:
