@@ -157,8 +157,8 @@ def templated_memory(rng: random.Random, real: RealText) -> MemoryText:
                           "reply.language", {"language": lang, "tone": tone}, ("沟通",), ())
     if roll < 0.27:
         editor, theme = p(rng, EDITORS), p(rng, THEMES)
-        return MemoryText("editor", "preference", f"Prefers {editor}", f"Prefers {editor} with the {theme} theme and 4-space indentation",
-                          "ui.editor", {"editor": editor, "theme": theme}, ("tooling",), (editor,))
+        return MemoryText("editor", "preference", f"Prefers {editor}",
+                          f"Prefers {editor} with the {theme} theme and 4-space indentation", "ui.editor", {"editor": editor, "theme": theme}, ("tooling",), (editor,))
     if roll < 0.36:
         tool, env = p(rng, TOOLS), p(rng, ENVS)
         return MemoryText("ci", "constraint", f"发布前先跑{tool}", f"发布前先跑{tool}再推到{env}环境，失败就不要合并",
@@ -170,8 +170,8 @@ def templated_memory(rng: random.Random, real: RealText) -> MemoryText:
                           "", None, ("deploy",), (env,))
     if roll < 0.47:
         team = p(rng, TEAMS)
-        return MemoryText("migration", "constraint", "数据库迁移窗口", f"数据库迁移必须在凌晨两点到四点之间执行，并提前通知{team}",
-                          "", None, ("数据库", "migration"), (team,))
+        return MemoryText("migration", "constraint", "数据库迁移窗口",
+                          f"数据库迁移必须在凌晨两点到四点之间执行，并提前通知{team}", "", None, ("数据库", "migration"), (team,))
     if roll < 0.51:
         service, ms = p(rng, SERVICES), rng.choice([50, 100, 200, 300])
         return MemoryText("latency", "constraint", f"{service} latency budget",
