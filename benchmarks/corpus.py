@@ -158,7 +158,8 @@ def templated_memory(rng: random.Random, real: RealText) -> MemoryText:
     if roll < 0.27:
         editor, theme = p(rng, EDITORS), p(rng, THEMES)
         return MemoryText("editor", "preference", f"Prefers {editor}",
-                          f"Prefers {editor} with the {theme} theme and 4-space indentation", "ui.editor", {"editor": editor, "theme": theme}, ("tooling",), (editor,))
+                          f"Prefers {editor} with the {theme} theme and 4-space indentation", "ui.editor",
+                          {"editor": editor, "theme": theme}, ("tooling",), (editor,))
     if roll < 0.36:
         tool, env = p(rng, TOOLS), p(rng, ENVS)
         return MemoryText("ci", "constraint", f"发布前先跑{tool}", f"发布前先跑{tool}再推到{env}环境，失败就不要合并",
