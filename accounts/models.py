@@ -25,8 +25,6 @@ class Role(models.TextChoices):
     ADMIN = "admin", "Admin"
 
 
-ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
-
 
 class Membership(models.Model):
     """A login's role in one team: viewer reads, editor reviews and corrects, admin also configures."""
@@ -38,9 +36,6 @@ class Membership(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_team_user_unique")]
-
-    def has_role(self, role: str) -> bool:
-        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
 
 
 class KeyKind(models.TextChoices):
@@ -80,10 +75,6 @@ class AgentKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
 
     @staticmethod
     def generate() -> tuple[str, str]:

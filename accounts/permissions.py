@@ -1,34 +1,28 @@
 """The one permission class: resolves the principal and its team once per request (R-TEN)."""
 
-from django_scopes import scopes_disabled
 from rest_framework import exceptions, permissions
 
-from accounts.models import AgentKey, Membership, Role, Team
-from accounts.principal import Principal, principal_for_key, principal_for_membership, principal_for_user_role
+from accounts.models import AgentKey
+from accounts.principal import Principal, principal_for_key, principal_for_user_role, team_choices
 
 TEAM_HEADER = "HTTP_X_TEAM"
 
 
 def resolve_user_principal(user, team_slug: str | None) -> Principal:
-    """The principal of a logged-in user for `team_slug` (or their only team).
+    """The principal of a logged-in user for `team_slug` (or, without one, their only team).
 
     Raises PermissionDenied when the team is not theirs or is ambiguous.
     """
-    with scopes_disabled():
-        memberships = Membership.objects.select_related("team", "user").filter(user=user)
-        if team_slug:
-            membership = memberships.filter(team__slug=team_slug).first()
-            if membership is not None:
-                return principal_for_membership(membership)
-            if user.is_superuser:
-                team = Team.objects.filter(slug=team_slug).first()
-                if team is not None:
-                    return principal_for_user_role(team, user, Role.ADMIN)
-            raise exceptions.PermissionDenied(f"you are not a member of team {team_slug!r}")
-        found = list(memberships[:2])
-    if len(found) == 1:
-        return principal_for_membership(found[0])
-    if not found:
+    choices = team_choices(user)
+    if team_slug:
+        for choice in choices:
+            if choice.team.slug == team_slug:
+                return principal_for_user_role(choice.team, user, choice.role)
+        raise exceptions.PermissionDenied(f"you are not a member of team {team_slug!r}")
+    memberships = [choice for choice in choices if choice.member]
+    if len(memberships) == 1:
+        return principal_for_user_role(memberships[0].team, user, memberships[0].role)
+    if not memberships:
         raise exceptions.PermissionDenied("you are not a member of any team")
     raise exceptions.PermissionDenied("you belong to several teams; send the X-Team header with the team slug")
 

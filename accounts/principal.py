@@ -69,6 +69,26 @@ class Principal:
             raise AccessDenied(f"this principal may not write {scope!r} scope memories")
 
 
+@dataclass(frozen=True)
+class TeamChoice:
+    team: Team
+    role: str
+    member: bool  # False: a superuser's view of a team they do not belong to
+
+
+def team_choices(user: Any) -> list[TeamChoice]:
+    """The teams a login may work in, by slug, with its role in each.
+
+    Members get their memberships; a superuser also gets every other team, as admin.
+    """
+    memberships = Membership.objects.select_related("team").filter(user=user)
+    choices = {item.team.slug: TeamChoice(item.team, item.role, True) for item in memberships}
+    if user.is_superuser:
+        for team in Team.objects.exclude(slug__in=list(choices)):
+            choices[team.slug] = TeamChoice(team, Role.ADMIN, False)
+    return [choices[slug] for slug in sorted(choices)]
+
+
 def principal_for_key(key: AgentKey) -> Principal:
     scopes = frozenset(key.writable_scopes or ())
     if key.kind != KeyKind.ADMIN:
@@ -82,10 +102,6 @@ def principal_for_key(key: AgentKey) -> Principal:
         workspace_ids=workspaces,
         writable_scopes=scopes,
     )
-
-
-def principal_for_membership(membership: Membership) -> Principal:
-    return principal_for_user_role(membership.team, membership.user, membership.role)
 
 
 def principal_for_user_role(team: Team, user: Any, role: str) -> Principal:

@@ -7,7 +7,6 @@ they are not a member of they act as an admin. Every dashboard view runs inside
 another team's rows.
 """
 
-from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
@@ -16,30 +15,10 @@ from django.http import Http404
 from django_htmx.http import HttpResponseClientRedirect
 from django_scopes import scope
 
-from accounts.models import Membership, Role, Team
-from accounts.principal import principal_for_user_role
+from accounts.principal import TeamChoice, principal_for_user_role, team_choices
 from memory.errors import AccessDenied, NotFound
 
 SESSION_TEAM_KEY = "team_slug"
-
-
-@dataclass(frozen=True)
-class TeamChoice:
-    team: Team
-    role: str
-
-
-def team_choices(user) -> list[TeamChoice]:
-    """The teams `user` may work in, by slug, with their role in each.
-
-    Members get their memberships; a superuser also gets every other team, as admin.
-    """
-    memberships = Membership.objects.select_related("team").filter(user=user).order_by("team__slug")
-    choices = {membership.team.slug: TeamChoice(membership.team, membership.role) for membership in memberships}
-    if user.is_superuser:
-        for team in Team.objects.exclude(slug__in=list(choices)).order_by("slug"):
-            choices[team.slug] = TeamChoice(team, Role.ADMIN)
-    return [choices[slug] for slug in sorted(choices)]
 
 
 def pick_team(choices: list[TeamChoice], wanted_slug: str | None) -> TeamChoice | None:

@@ -11,8 +11,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from accounts.principal import team_choices
 from dashboard.forms import NodeFilterForm, TeamSwitchForm
-from dashboard.teams import SESSION_TEAM_KEY, team_choices, team_required
+from dashboard.teams import SESSION_TEAM_KEY, team_required
 from memory.selectors.dashboard import node_browse, node_source_messages, node_status_counts
 from memory.selectors.nodes import node_audit_trail, node_chain, node_get
 
