@@ -14,13 +14,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api import serializers as s
+from memory.api.errors import not_found_view
 from memory.errors import NotFound
-from memory.models import Retrieval
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_page
 from memory.selectors.nodes import Owner, node_audit_trail, node_chain, node_get, node_list, node_text_filter
 from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
-from memory.selectors.retrievals import retrieval_explain
+from memory.selectors.retrievals import retrieval_explain, retrieval_get
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
 from memory.services.messages import MessageInput, messages_append
@@ -241,10 +241,7 @@ class RetrievalView(TeamAPIView):
     @extend_schema(operation_id="retrievals_get", responses={200: s.RetrievalOutSerializer})
     def get(self, request, retrieval_id: int):
         principal = request.principal
-        retrieval = Retrieval.objects.filter(team=principal.team, pk=retrieval_id).select_related("session").first()
-        limited = principal.workspace_ids is not None
-        if retrieval is None or (limited and not principal.can_read_workspace(retrieval.workspace_id)):
-            raise NotFound(f"no retrieval {retrieval_id}")
+        retrieval = retrieval_get(principal=principal, retrieval_id=retrieval_id)
         explained = retrieval_explain(principal=principal, retrieval=retrieval)
         return Response(
             {
@@ -417,8 +414,6 @@ class UnknownEndpointView(APIView):
     schema = None
 
     def dispatch(self, request, *args, **kwargs):
-        from memory.api.errors import not_found_view
-
         return not_found_view(request)
 
 

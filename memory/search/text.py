@@ -141,6 +141,11 @@ def owner_token(team_id: int, kind: str, value: object = "") -> str:
     return f"{OWNER_TOKEN_PREFIX}{team_id}{kind}{digest}"
 
 
+def episodic_token(team_id: int, workspace_id: str, user_id: str) -> str:
+    """The owner token of all messages of one end user in one workspace (episodic recall)."""
+    return owner_token(team_id, "p", f"{workspace_id}\x1f{user_id}")
+
+
 def json_strings(value: object) -> Iterator[str]:
     """Every string leaf (and object key) of a JSON value, depth first."""
     if isinstance(value, str):

@@ -17,7 +17,7 @@ from django.db import connection
 
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
-from memory.selectors.ordering import seed_order_key
+from memory.selectors.ordering import node_order_key
 
 DEFAULT_LIST_MAX = 20
 WORKSPACE_TYPES = (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT)
@@ -94,9 +94,7 @@ def default_layers(
         layers[parts[part][0]].append(node)
 
     def seed_key(node: Node) -> tuple:
-        values = {name: getattr(node, name) for name in
-                  ("scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance", "pk")}
-        return seed_order_key(values, now)
+        return node_order_key(node, now)
 
     return {
         # The session's working memory in the seed's order (temporary constraints, newest first);

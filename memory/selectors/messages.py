@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from accounts.principal import Principal
 from memory.models import Message, Session
 from memory.search.engine import rank
-from memory.search.text import normalize, owner_token, query_tokens
+from memory.search.text import episodic_token, normalize, owner_token, query_tokens
 from memory.selectors.nodes import Owner
 
 MESSAGE_FIELD_WEIGHTS = (1.0,)
@@ -59,7 +59,7 @@ def messages_search(
         return []
     team_id = principal.team.pk
     if owner.user_id:
-        within = [owner_token(team_id, "p", f"{owner.workspace_id}\x1f{owner.user_id}")]
+        within = [episodic_token(team_id, owner.workspace_id, owner.user_id)]
     else:
         within = [owner_token(team_id, "s", session.pk)]
 

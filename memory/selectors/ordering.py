@@ -54,3 +54,11 @@ def seed_order_key(values: dict[str, Any], now: datetime) -> tuple:
         -values["importance"],
         -values["pk"],
     )
+
+
+ORDER_FIELDS = ("scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance")
+
+
+def node_order_key(node, now: datetime) -> tuple:
+    """seed_order_key for a Node instance."""
+    return seed_order_key({**{name: getattr(node, name) for name in ORDER_FIELDS}, "pk": node.pk}, now)

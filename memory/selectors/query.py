@@ -22,8 +22,8 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach_tokens, unexpired, visible_nodes
-from memory.selectors.ordering import seed_order_by, seed_order_key
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
+from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json, value_hash
 from memory.validation import clean_text
 
@@ -31,7 +31,7 @@ from memory.validation import clean_text
 NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0)
 OMITTED_MAX = 50
 VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
-_ORDER_FIELDS = ("status", "scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance")
+_ORDER_FIELDS = ("status", *ORDER_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,8 @@ def value_filter_q(value_filter: ValueFilter) -> Q:
 
 
 def _filtered(principal: Principal, query: MemoryQuery, session: Session | None) -> QuerySet[Node]:
-    nodes = visible_nodes(principal=principal, owner=query.owner, session=session)
+    # The workspace is checked and the session resolved by memory_query already.
+    nodes = Node.objects.filter(team=principal.team).filter(reach(owner=query.owner, session=session))
     if query.scopes:
         nodes = nodes.filter(scope__in=query.scopes)
     if query.domain:

@@ -4,7 +4,17 @@ in plain words — no scores, no SQL)."""
 from typing import Any
 
 from accounts.principal import Principal
+from memory.errors import NotFound
 from memory.models import Node, Retrieval
+
+
+def retrieval_get(*, principal: Principal, retrieval_id: int) -> Retrieval:
+    """A hit-ledger row of the team. Raises NotFound — also for a key limited to workspaces
+    when the call was made outside them (or in no workspace)."""
+    retrieval = Retrieval.objects.filter(team=principal.team, pk=retrieval_id).select_related("session").first()
+    if retrieval is None or not principal.can_read_workspace(retrieval.workspace_id):
+        raise NotFound(f"no retrieval {retrieval_id}")
+    return retrieval
 
 
 def explain_omission(reason: str, node_id: int) -> str:

@@ -13,7 +13,7 @@ from accounts.principal import Principal
 from memory.errors import InvalidInput
 from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_MAX
 from memory.models import Message, MessageRole, Session
-from memory.search.text import document_tokens, owner_token
+from memory.search.text import document_tokens, episodic_token, owner_token
 from memory.services.audit import audit_record
 from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_text, first_json_problem
@@ -36,7 +36,7 @@ def message_owner_tokens(session: Session) -> list[str]:
     return [
         owner_token(team, "t"),
         owner_token(team, "s", session.pk),
-        owner_token(team, "p", f"{session.workspace_id}\x1f{session.user_id}"),
+        episodic_token(team, session.workspace_id, session.user_id),
     ]
 
 
