@@ -170,8 +170,6 @@ PHASES = [
     ("memory.api.views", "context_build", "context_build"),
     ("memory.api.views", "memory_query", "memory_query"),
     ("memory.selectors.context", "owner_session", "owner_session"),
-    ("memory.selectors.context", "visible_nodes", "visible_nodes"),
-    ("memory.selectors.context", "_default_layer", "_default_layer"),
     ("memory.selectors.context", "default_layers", "default_layers"),
     ("memory.selectors.context", "messages_recent", "messages_recent"),
     ("memory.selectors.context", "memory_query", "memory_query"),

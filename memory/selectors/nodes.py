@@ -92,17 +92,6 @@ def reach_tokens(*, team_id: int, owner: Owner, session: Session | None, scopes=
     return tokens
 
 
-def visible_nodes(*, principal: Principal, owner: Owner, session: Session | None = None) -> QuerySet[Node]:
-    """Nodes the caller's context reaches (see `reach`), of the principal's team.
-
-    Raises AccessDenied when the principal may not read `owner.workspace_id`.
-    """
-    principal.check_workspace(owner.workspace_id)
-    if session is None:
-        session = owner_session(principal=principal, owner=owner)
-    return Node.objects.filter(team=principal.team).filter(reach(owner=owner, session=session))
-
-
 def unexpired(now=None) -> Q:
     now = now or timezone.now()
     return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
