@@ -207,7 +207,7 @@ def templated_memory(rng: random.Random, real: RealText) -> MemoryText:
     if roll < 0.86:
         module, version = p(rng, SERVICES), p(rng, VERSIONS)
         return MemoryText("todo", "task", f"Fix flaky test in {module}",
-                          f"TODO: fix the flaky pytest in tests/{module}/test_api.py before release {version}",
+                          f"Task: fix the flaky pytest in tests/{module}/test_api.py before release {version}",
                           "", None, ("pytest", "flaky"), (module,))
     if roll < 0.90:
         city, hotel = p(rng, CITIES), p(rng, HOTELS)

@@ -1,6 +1,7 @@
 """Request and response shapes of the agent API (R-API). Adapters only: no domain rules here
 beyond types and ranges; services check the rest."""
 
+from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
 from memory import limits
@@ -172,19 +173,14 @@ class NodeOutSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True)
 
     def get_superseded_by_id(self, node) -> int | None:
-        successor = getattr(node, "superseded_by", None) if _has_successor_cache(node) else None
-        return successor.pk if successor is not None else None
+        # Selectors fetch `superseded_by` with the node (select_related or a cached None).
+        try:
+            return node.superseded_by.pk
+        except ObjectDoesNotExist:
+            return None
 
     def get_session_id(self, node) -> str:
         return node.session.external_id if node.session_id else ""
-
-
-def _has_successor_cache(node) -> bool:
-    try:
-        node.superseded_by  # noqa: B018 - cached by select_related
-    except Exception:  # noqa: BLE001 - RelatedObjectDoesNotExist: no successor
-        return False
-    return True
 
 
 class RelevantNodeOutSerializer(NodeOutSerializer):

@@ -113,7 +113,7 @@ def node_get(*, principal: Principal, node_id: int) -> Node:
     principal may not read, so existence does not leak)."""
     node = (
         nodes_for_team(principal=principal)
-        .select_related("session", "supersedes")
+        .select_related("session", "supersedes", "superseded_by")
         .prefetch_related("source_links")
         .filter(pk=node_id)
         .first()
@@ -127,28 +127,27 @@ def node_chain(*, principal: Principal, node: Node) -> list[Node]:
     """The whole supersede chain through `node`, oldest first (both directions).
 
     Only links the principal may read are followed: a key limited to some workspaces does
-    not see a predecessor or successor in another workspace.
+    not see a predecessor or successor in another workspace. The walk reads ids (one small
+    query per link); the nodes are then fetched at once, with what serialisers need.
     """
     readable = nodes_for_team(principal=principal)
-    chain = [node]
-    seen = {node.pk}
-    current = node
-    while current.supersedes_id and current.supersedes_id not in seen:
-        previous = readable.filter(pk=current.supersedes_id).first()
-        if previous is None:
+    ids = [node.pk]
+    current = node.supersedes_id
+    while current and current not in ids:
+        found = readable.filter(pk=current).values_list("pk", "supersedes_id").first()
+        if found is None:
             break
-        chain.insert(0, previous)
-        seen.add(previous.pk)
-        current = previous
-    current = node
+        ids.insert(0, found[0])
+        current = found[1]
+    current = node.pk
     while True:
-        following = readable.filter(supersedes_id=current.pk).first()
-        if following is None or following.pk in seen:
+        following = readable.filter(supersedes_id=current).values_list("pk", flat=True).first()
+        if following is None or following in ids:
             break
-        chain.append(following)
-        seen.add(following.pk)
+        ids.append(following)
         current = following
-    return chain
+    found = readable.select_related("session", "superseded_by").prefetch_related("source_links").in_bulk(ids)
+    return [found[pk] for pk in ids if pk in found]
 
 
 def node_audit_trail(*, principal: Principal, node_ids: list[int]) -> QuerySet[AuditEvent]:

@@ -146,3 +146,27 @@ def test_a_node_past_its_expiry_lists_and_reads_as_expired(agent_client, princip
     expired = agent_client.get(reverse("api-nodes"), {"status": "expired"}).json()["results"]
     assert [n["title"] for n in active] == ["current"]
     assert [(n["title"], n["status"]) for n in expired] == [("old news", "expired")]
+
+
+def test_node_history_reads_a_long_chain_in_a_fixed_number_of_queries(agent_client, principal):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.services.nodes import node_supersede, supersede_input
+
+    def chain_of(length):
+        node = make_node(principal, title="v0", key=f"chain{length}", type="fact")
+        first = node
+        for i in range(1, length):
+            node = node_supersede(principal=principal, old_node_id=node.pk,
+                                  data=supersede_input(node, {"title": f"v{i}", "value_json": i}, {}))
+        return first
+
+    agent_client.get(reverse("api-nodes"))  # the key's last_used_at is written once, not per request
+    counts = []
+    for length in (2, 6):
+        first = chain_of(length)
+        with CaptureQueriesContext(connection) as captured:
+            assert agent_client.get(reverse("api-node-history", args=[first.pk])).status_code == 200
+        counts.append(len(captured.captured_queries) - length)  # one lookup per link walked is expected
+    assert counts[0] == counts[1]
