@@ -14,6 +14,8 @@ class Team(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
+    # Nodes below this confidence are left out of search and context as low_confidence (R-QUERY).
+    min_confidence = models.FloatField(default=0.0)
 
     def __str__(self) -> str:
         return self.slug

@@ -11,6 +11,7 @@ from accounts.models import AgentKey, KeyKind, Membership, Role, Team, hash_key
 from accounts.principal import AGENT_DEFAULT_WRITABLE_SCOPES, SCOPES, Principal, system_principal
 from memory.errors import Conflict, InvalidInput
 from memory.services.audit import audit_record
+from memory.services.schema import schema_seed_defaults
 from memory.validation import clean_identity
 
 
@@ -20,9 +21,10 @@ def team_create(*, slug: str, name: str = "", actor: Principal | None = None) ->
         if Team.objects.filter(slug=slug).exists():
             raise Conflict(f"team {slug!r} already exists")
         team = Team.objects.create(slug=slug, name=name or slug)
+        schema_seed_defaults(team)
         with scope(team=team):
             audit_record(principal=actor or system_principal(team, "setup"), event_type="accounts.team.created",
-                         payload={"slug": slug})
+                         payload={"slug": slug, "schema": "default"})
     return team
 
 

@@ -167,6 +167,9 @@ class Node(models.Model):
     key = models.CharField(max_length=128, blank=True, default="")
     value_json = models.JSONField(null=True, blank=True)
     value_hash = models.CharField(max_length=40, blank=True, default="")  # SHA-1 of the canonical value_json
+    # Which active node this one competes with: "" for a one-valued key, the value hash for a
+    # many-valued key, a hash of the text for a keyless node (memory.services.node_input.conflict_slot).
+    slot = models.CharField(max_length=48, blank=True, default="")
     title = models.CharField(max_length=200)
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=16, choices=NodeStatus.choices, default=NodeStatus.ACTIVE)
@@ -205,8 +208,9 @@ class Node(models.Model):
             models.Index(fields=["session", "status", "-importance", "-updated_at"], name="node_session_rank_idx"),
         ]
         constraints = [
-            # One active node per identical keyed fact of one owner: a repeated or racing
-            # write finds the existing node instead of adding a duplicate (S01).
+            # One active node per slot of one owner: a repeated or racing write finds the
+            # existing node instead of adding a duplicate (S01), and a one-valued key can never
+            # hold two active values (S03).
             models.UniqueConstraint(
                 models.F("team"),
                 Coalesce(models.F("session"), models.Value(0)),
@@ -216,9 +220,9 @@ class Node(models.Model):
                 models.F("domain"),
                 models.F("type"),
                 models.F("key"),
-                models.F("value_hash"),
-                condition=models.Q(status="active") & ~models.Q(key=""),
-                name="node_identical_active_unique",
+                models.F("slot"),
+                condition=models.Q(status="active"),
+                name="node_active_slot_unique",
             ),
             models.CheckConstraint(
                 condition=models.Q(confidence__gte=0, confidence__lte=1), name="node_confidence_range"
@@ -323,3 +327,6 @@ class Retrieval(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["team", "created_at"], name="retrieval_team_created_idx")]
+
+
+from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models

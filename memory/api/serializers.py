@@ -17,6 +17,7 @@ from memory.api.fields import (
 )
 from memory.models import MessageRole, NodeType, Scope
 from memory.selectors.query import VALUE_FILTER_OPS
+from memory.services.proposals import OPERATIONS
 
 
 class StrictSerializer(serializers.Serializer):
@@ -213,21 +214,40 @@ class NodeInSerializer(StrictSerializer):
 
 
 class ProposeInSerializer(OwnerFields):
-    operation = serializers.ChoiceField(choices=["create", "update", "supersede"])
-    target_id = StrictIntegerField(required=False, min_value=1)
-    node = NodeInSerializer()
-    reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="")
+    """memory_propose_update: ask the service to remember, correct or forget one memory."""
+
+    operation = serializers.ChoiceField(
+        choices=list(OPERATIONS),
+        help_text="create a memory; update its descriptive fields; supersede it with a corrected value; "
+                  "expire it; delete it (soft)",
+    )
+    target_id = StrictIntegerField(required=False, min_value=1, help_text="the node to update, supersede, expire or delete")
+    node = NodeInSerializer(required=False, help_text="the memory (create) or the fields to change (update, supersede)")
+    reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="",
+                             help_text="why, in a few words; kept in the audit trail")
     session_id = identity()
-    explicit_user_intent = StrictBooleanField(required=False, default=False)
-    expected_version = StrictIntegerField(required=False, min_value=1)
+    explicit_user_intent = StrictBooleanField(
+        required=False, default=False,
+        help_text="true only when the end user explicitly asked to remember this (记住, from now on, always)",
+    )
+    expected_version = StrictIntegerField(required=False, min_value=1,
+                                          help_text="update only if the node is still at this version")
+    confirm = StrictBooleanField(required=False, default=False,
+                                 help_text="replace a conflicting active value that would otherwise need confirmation")
+    on_nonconforming = serializers.ChoiceField(
+        choices=["reject", "demote"], required=False, default="reject",
+        help_text="what to do with a node outside the controlled schema: refuse it, or keep it as session memory",
+    )
 
     def validate(self, attrs):
-        if attrs["operation"] in ("update", "supersede") and not attrs.get("target_id"):
-            raise serializers.ValidationError({"target_id": [f"required for {attrs['operation']}"]})
-        if attrs["operation"] == "create":
-            missing = [name for name in ("scope", "type") if name not in attrs["node"]]
-            if missing:
-                raise serializers.ValidationError({f"node.{name}": ["required for create"] for name in missing})
+        operation = attrs["operation"]
+        attrs.setdefault("node", {})
+        if operation != "create" and not attrs.get("target_id"):
+            raise serializers.ValidationError({"target_id": [f"required for {operation}"]})
+        if operation == "create" and "type" not in attrs["node"]:
+            raise serializers.ValidationError({"node.type": ["required for create"]})
+        if operation in ("expire", "delete") and attrs["node"]:
+            raise serializers.ValidationError({"node": [f"not used by {operation}"]})
         return attrs
 
 
@@ -236,9 +256,12 @@ class ProposeOutSerializer(serializers.Serializer):
     operation = serializers.CharField()
     node_id = serializers.IntegerField(allow_null=True)
     created = serializers.BooleanField()
-    reason = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, help_text="a refusal or note code; see the memory_propose_update tool")
     message = serializers.CharField(allow_blank=True)
     requires_confirmation = serializers.BooleanField()
+    conflict_node_id = serializers.IntegerField(allow_null=True)
+    superseded_id = serializers.IntegerField(allow_null=True)
+    notes = serializers.ListField(child=serializers.CharField(), help_text="normalisations applied (synonym keys, values, scope)")
     node = NodeOutSerializer(allow_null=True)
 
 

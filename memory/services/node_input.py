@@ -45,6 +45,7 @@ class NodeInput:
     entities: Sequence[str] = ()
     expires_at: datetime | None = None
     explicit: bool = False
+    cardinality: str = "one"  # "one" active value per key, or "many" (one per value); see conflict_slot
     source_message_ids: Sequence[int] = ()
     parent_id: int | None = None
     workspace_id: str = ""
@@ -57,6 +58,20 @@ def value_hash(value: Any) -> str:
     if value is None:
         return ""
     return hashlib.sha1(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def conflict_slot(*, key: str, value: Any, cardinality: str, title: str, content: str) -> str:
+    """The slot a node takes among the active nodes of its owner, domain, type and key; the
+    database allows one active node per slot (node_active_slot_unique).
+
+    A one-valued key has a single slot (""), so two values cannot both be active; a
+    many-valued key has one slot per value; a keyless node one per text (case and spacing
+    ignored), so an identical note is not stored twice.
+    """
+    if key:
+        return value_hash(value) if cardinality == "many" else ""
+    text = "\x00".join(_SPACE.sub(" ", part).strip().casefold() for part in (title, content))
+    return "t" + hashlib.sha1(text.encode()).hexdigest()
 
 
 def canonical_json(value: Any) -> Any:
@@ -120,6 +135,8 @@ def validate_node_input(data: NodeInput) -> NodeInput:
                 fields={"value_json": ["too large"]},
             )
         value = canonical_json(value)
+    if data.cardinality not in ("one", "many"):
+        raise InvalidInput("cardinality must be 'one' or 'many'", fields={"cardinality": ["invalid choice"]})
     if data.expires_at is not None and timezone.is_naive(data.expires_at):
         raise InvalidInput("expires_at needs a UTC offset", fields={"expires_at": ["needs a UTC offset"]})
     sources = list(dict.fromkeys(data.source_message_ids))
@@ -190,6 +207,7 @@ def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str
         "entities": list(old.entities),
         "expires_at": old.expires_at,
         "explicit": old.explicit,
+        "cardinality": "many" if old.key and old.slot else "one",
         "parent_id": old.parent_id,
     }
     inherited.update(overrides)

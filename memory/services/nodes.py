@@ -21,6 +21,7 @@ from memory.services.node_input import (  # noqa: F401 - callers import the inpu
     DEFAULT_DOMAIN,
     NodeInput,
     canonical_json,
+    conflict_slot,
     node_owner_tokens,
     node_search_tokens,
     supersede_input,
@@ -34,14 +35,7 @@ DESCRIPTIVE_FIELDS = ("title", "content", "category_path", "confidence", "import
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass
-class UpsertResult:
-    node: Node
-    created: bool
-    changed: bool
-
-
-def _owner(principal: Principal, data: NodeInput) -> dict[str, Any]:
+def owner_columns(principal: Principal, data: NodeInput) -> dict[str, Any]:
     """The owner columns for `data.scope`, creating the session for session scope."""
     if data.scope == Scope.SESSION:
         if not data.session_id:
@@ -109,8 +103,8 @@ def _check_parent(principal: Principal, parent_id: int | None) -> None:
         raise InvalidInput(f"parent node {parent_id} does not exist", fields={"parent_id": ["unknown node"]})
 
 
-def _insert(principal: Principal, data: NodeInput, *, supersedes: Node | None = None) -> Node:
-    owner = _owner(principal, data)
+def insert_node(principal: Principal, data: NodeInput, *, supersedes: Node | None = None) -> Node:
+    owner = owner_columns(principal, data)
     sources = _bind_sources(principal, data, owner)
     _check_parent(principal, data.parent_id)
     now = timezone.now()
@@ -126,6 +120,8 @@ def _insert(principal: Principal, data: NodeInput, *, supersedes: Node | None = 
         key=data.key,
         value_json=data.value_json,
         value_hash=value_hash(data.value_json),
+        slot=conflict_slot(key=data.key, value=data.value_json, cardinality=data.cardinality,
+                           title=data.title, content=data.content),
         title=data.title,
         content=data.content,
         status=NodeStatus.ACTIVE,
@@ -148,12 +144,18 @@ def _insert(principal: Principal, data: NodeInput, *, supersedes: Node | None = 
 
 
 def node_create(*, principal: Principal, data: NodeInput, reason: str = "") -> Node:
-    """Create a node (status active). Raises InvalidInput, AccessDenied."""
+    """Create a node (status active). Raises InvalidInput, AccessDenied, Conflict (the slot is
+    taken: the same value, or another value of a one-valued key, is active)."""
     data = validate_node_input(data)
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     principal.check_write_scope(data.scope)
     with transaction.atomic():
-        node = _insert(principal, data)
+        try:
+            with transaction.atomic():
+                node = insert_node(principal, data)
+        except IntegrityError:
+            holder = slot_holders(principal, data).first()
+            raise Conflict(f"node {holder.pk if holder else '?'} already holds this slot; upsert or supersede it") from None
         audit_record(
             principal=principal, event_type="memory.node.created", node=node, reason=reason,
             payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
@@ -165,76 +167,33 @@ def _same_text(left: str, right: str) -> bool:
     return _SPACE.sub(" ", left).strip().casefold() == _SPACE.sub(" ", right).strip().casefold()
 
 
-def _owner_filter(principal: Principal, data: NodeInput) -> dict[str, Any]:
-    owner = _owner(principal, data)
-    return {"session": owner["session"], "workspace_id": owner["workspace_id"], "user_id": owner["user_id"]}
-
-
-def _identical_candidates(principal: Principal, data: NodeInput):
-    """Active nodes of the same owner, domain, type and key (and value, for a keyed node)."""
-    candidates = Node.objects.filter(
+def slot_holders(principal: Principal, data: NodeInput):
+    """The active nodes in the slot `data` would take: same owner, scope, domain, type, key
+    and conflict slot (at most one, by node_active_slot_unique)."""
+    owner = owner_columns(principal, data)
+    return Node.objects.filter(
         team=principal.team,
         status=NodeStatus.ACTIVE,
         scope=data.scope,
+        session=owner["session"],
+        workspace_id=owner["workspace_id"],
+        user_id=owner["user_id"],
         domain=data.domain,
         type=data.type,
         key=data.key,
-        **_owner_filter(principal, data),
+        slot=conflict_slot(key=data.key, value=data.value_json, cardinality=data.cardinality,
+                           title=data.title, content=data.content),
     )
+
+
+def is_identical(node: Node, data: NodeInput) -> bool:
+    """Same value (keyed), or the same title and content up to case and spacing (keyless)."""
     if data.key:
-        candidates = candidates.filter(value_hash=value_hash(data.value_json))
-    return candidates
+        return node.value_hash == value_hash(data.value_json)
+    return _same_text(node.title, data.title) and _same_text(node.content, data.content)
 
 
-def _first_identical(candidates, data: NodeInput) -> Node | None:
-    """The node among `candidates` identical to `data` (without a key: same title and content)."""
-    for candidate in candidates.order_by("pk")[:50]:
-        if data.key or (_same_text(candidate.title, data.title) and _same_text(candidate.content, data.content)):
-            return candidate
-    return None
-
-
-def node_upsert(*, principal: Principal, data: NodeInput, reason: str = "") -> UpsertResult:
-    """The seed's upsertNode: return the identical active node instead of adding a duplicate.
-
-    Identical means same owner, domain, type, key and value (or, without a key, the same
-    title and content up to case and whitespace). When only descriptive fields differ
-    (title, content, tags, …) they are updated in place; when nothing differs, nothing is
-    written (no audit event, no version bump). Otherwise a new node is created.
-    """
-    data = validate_node_input(data)
-    clean_text(reason, field="reason", max_length=limits.REASON_MAX)
-    principal.check_write_scope(data.scope)
-    with transaction.atomic():
-        candidates = _identical_candidates(principal, data)
-
-        def identical() -> Node | None:
-            return _first_identical(candidates.select_for_update(), data)
-
-        existing = identical()
-        if existing is None:
-            try:
-                with transaction.atomic():
-                    node = _insert(principal, data)
-            except IntegrityError:
-                # A concurrent request stored the identical node first; it is the answer.
-                existing = identical()
-                if existing is None:
-                    raise Conflict("an identical memory was being written at the same time; retry") from None
-            else:
-                audit_record(
-                    principal=principal, event_type="memory.node.created", node=node, reason=reason,
-                    payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
-                )
-                return UpsertResult(node=node, created=True, changed=True)
-        changes = _descriptive_changes(existing, data)
-        if not changes:
-            return UpsertResult(node=existing, created=False, changed=False)
-        node = _apply_update(principal, existing, changes, reason=reason)
-        return UpsertResult(node=node, created=False, changed=True)
-
-
-def _descriptive_changes(node: Node, data: NodeInput) -> dict[str, Any]:
+def descriptive_changes(node: Node, data: NodeInput) -> dict[str, Any]:
     wanted = {
         "title": data.title,
         "content": data.content,
@@ -255,7 +214,7 @@ def _descriptive_changes(node: Node, data: NodeInput) -> dict[str, Any]:
     return changes
 
 
-def _apply_update(principal: Principal, node: Node, changes: dict[str, Any], *, reason: str) -> Node:
+def apply_update(principal: Principal, node: Node, changes: dict[str, Any], *, reason: str) -> Node:
     before = {name: _jsonable(getattr(node, name)) for name in changes}
     for name, value in changes.items():
         setattr(node, name, value)
@@ -264,7 +223,13 @@ def _apply_update(principal: Principal, node: Node, changes: dict[str, Any], *, 
     node.version += 1
     node.updated_at = timezone.now()
     node.search_tokens = node_search_tokens(node)
-    node.save()
+    if not node.key and ("title" in changes or "content" in changes):
+        node.slot = conflict_slot(key="", value=None, cardinality="one", title=node.title, content=node.content)
+    try:
+        with transaction.atomic():
+            node.save()
+    except IntegrityError:
+        raise Conflict(f"another active memory already says this; node {node.pk} was left unchanged") from None
     audit_record(
         principal=principal, event_type="memory.node.updated", node=node, reason=reason,
         payload={"before": before, "after": {name: _jsonable(getattr(node, name)) for name in changes},
@@ -326,10 +291,33 @@ def node_update(
             NodeInput(scope=node.scope, type=node.type, domain=node.domain, key=node.key,
                       value_json=node.value_json, **merged)
         )
-        effective = {name: value for name, value in _descriptive_changes(node, data).items() if name in changes}
+        effective = {name: value for name, value in descriptive_changes(node, data).items() if name in changes}
         if not effective:
             return node
-        return _apply_update(principal, node, effective, reason=reason)
+        return apply_update(principal, node, effective, reason=reason)
+
+
+def supersede_locked(principal: Principal, old: Node, data: NodeInput, *, reason: str, rule: str = "") -> Node:
+    """Supersede `old` (already locked by the caller's transaction) with a new node from
+    validated `data`; both audited. `rule` names an automatic resolution (latest_wins).
+    Raises Conflict when `old` is no longer active."""
+    claimed = Node.objects.filter(pk=old.pk, status=NodeStatus.ACTIVE).update(
+        status=NodeStatus.SUPERSEDED, updated_at=timezone.now()
+    )
+    if not claimed:
+        raise Conflict(f"node {old.pk} is {old.status}; only an active node can be superseded")
+    new = insert_node(principal, data, supersedes=old)
+    extra = {"rule": rule} if rule else {}
+    audit_record(
+        principal=principal, event_type="memory.node.superseded", node=old, reason=reason,
+        payload={"superseded_by": new.pk, "previous_status": NodeStatus.ACTIVE, **extra},
+    )
+    audit_record(
+        principal=principal, event_type="memory.node.created", node=new, reason=reason,
+        payload={"node": node_snapshot(new), "supersedes_id": old.pk,
+                 "source_message_ids": list(data.source_message_ids), **extra},
+    )
+    return new
 
 
 def node_supersede(
@@ -347,25 +335,11 @@ def node_supersede(
     try:
         with transaction.atomic():
             old = node_for_write(principal=principal, node_id=old_node_id, workspace_id=workspace_id)
-            claimed = Node.objects.filter(pk=old.pk, status=NodeStatus.ACTIVE).update(
-                status=NodeStatus.SUPERSEDED, updated_at=timezone.now()
-            )
-            if not claimed:
-                raise Conflict(f"node {old_node_id} is {old.status}; only an active node can be superseded")
-            new = _insert(principal, data, supersedes=old)
-            audit_record(
-                principal=principal, event_type="memory.node.superseded", node=old, reason=reason,
-                payload={"superseded_by": new.pk, "previous_status": NodeStatus.ACTIVE},
-            )
-            audit_record(
-                principal=principal, event_type="memory.node.created", node=new, reason=reason,
-                payload={"node": node_snapshot(new), "supersedes_id": old.pk,
-                         "source_message_ids": list(data.source_message_ids)},
-            )
+            new = supersede_locked(principal, old, data, reason=reason)
     except IntegrityError:
-        same = _first_identical(_identical_candidates(principal, data), data) if data.key else None
-        if same is not None:
-            raise Conflict(f"node {same.pk} already holds this value; update or forget node {old_node_id} instead") from None
+        holder = slot_holders(principal, data).first()
+        if holder is not None and holder.pk != old_node_id:
+            raise Conflict(f"node {holder.pk} already holds this slot; update or forget it instead") from None
         raise Conflict(f"node {old_node_id} was superseded by another request") from None
     return new
 

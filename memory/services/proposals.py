@@ -1,46 +1,72 @@
-"""memory_propose_update, first form: create, update and supersede with field validation,
-the scope write policy and source binding (seed 000 按需 Memory Tool, 权限和确认策略; R-TOOLS, R-TEN).
+"""memory_propose_update: create, update, supersede, expire or delete a node, validated by
+the service before anything is written (seed 000 按需 Memory Tool, 明确记忆写入, 受控 Schema,
+权限和确认策略; R-TOOLS, R-TEN).
 
-Write policy by scope (R-TEN):
-- session: always;
-- workspace: facts, constraints, decisions, tasks and skills;
-- user: only what the end user stated explicitly (`explicit_user_intent`), for agents;
-- global: team admins only (a login admin or an admin key), never an agent key.
-A principal's own limits (writable scopes, workspaces) apply on top.
+A proposal passes, in order:
+1. schema normalisation (memory.services.schema): key synonyms, value rules, default scope
+   and category, the project-scope rule;
+2. field validation (400 on malformed input, before any policy);
+3. the schema checks; a non-conforming node is refused, or with on_nonconforming="demote"
+   kept as session memory of the caller's session;
+4. the scope write policy: session always; workspace for facts, constraints, decisions,
+   tasks and skills; user only with the end user's explicit intent and the source message;
+   global only for team admins; the principal's own writable scopes and workspaces on top;
+5. conflicts (memory.services.upsert): an identical node is returned as is; another value of
+   a one-valued key is superseded (latest wins) or needs confirmation.
 
-An agent's user-scope write must also name the message(s) the user said it in
-(`source_message_ids`). A policy refusal is an answer, not an error: `accepted=false` with a
-reason code — `scope_not_allowed`, `global_admin_only`, `type_not_allowed_in_scope`,
-`explicit_intent_required`, `source_required`. The target of an update or supersede must be
-writable by the caller under the same rules. Malformed input raises InvalidInput (400); an unknown target
-raises NotFound (404); a target that is no longer active raises Conflict (409).
+A refusal is an answer, not an error: accepted=false with a reason code (REFUSALS). An
+accepted write may carry a reason too (ACCEPTED_REASONS). Malformed input raises
+InvalidInput (400), an unknown target NotFound (404), a target no longer active Conflict (409).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from accounts.principal import AccessDenied, Principal
 from memory.errors import InvalidInput
-from memory.models import Node, NodeType, Scope
+from memory.models import Node, NodeStatus, NodeType, Scope
 from memory.selectors.nodes import node_get
 from memory.services.nodes import (
     DESCRIPTIVE_FIELDS,
     NodeInput,
     canonical_json,
+    node_delete,
+    node_expire,
     node_supersede,
     node_update,
-    node_upsert,
+    owner_columns,
     supersede_input,
     validate_node_input,
 )
+from memory.services.schema import Normalized, Problem, schema_normalize
+from memory.services.upsert import node_upsert
 
 WORKSPACE_TYPES = frozenset({NodeType.FACT, NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK, NodeType.SKILL})
 IDENTITY_FIELDS = ("scope", "type", "domain", "key", "value_json")
+OPERATIONS = ("create", "update", "supersede", "expire", "delete")
+REFUSALS = {
+    "scope_not_allowed": "the caller may not write this scope or workspace",
+    "global_admin_only": "global memory is written by team admins only",
+    "type_not_allowed_in_scope": "workspace memory holds facts, constraints, decisions, tasks and skills",
+    "explicit_intent_required": "user memory needs the end user's explicit words",
+    "source_required": "user memory must name the message the user said it in",
+    "key_not_in_schema": "the domain's controlled schema does not have this key",
+    "value_shape_mismatch": "the value does not have the shape the schema gives the key",
+    "category_not_in_schema": "the category path is not in the schema or taxonomy",
+    "temporary_needs_expiry": "a temporary state needs expires_at beyond the session",
+    "conflict": "another value is active for this key; confirm to replace it",
+}
+ACCEPTED_REASONS = {
+    "duplicate": "already remembered; the existing node is returned",
+    "superseded": "the new value superseded the active one (latest wins)",
+    "corrected": "a correction superseded the active node with the same key",
+    "demoted_to_session": "non-conforming, kept as session memory instead",
+}
 
 
 @dataclass(frozen=True)
 class Proposal:
-    operation: str  # create | update | supersede
+    operation: str  # one of OPERATIONS
     node: dict[str, Any]
     reason: str = ""
     target_id: int | None = None
@@ -49,6 +75,8 @@ class Proposal:
     session_id: str = ""
     explicit_user_intent: bool = False
     expected_version: int | None = None
+    confirm: bool = False  # replace a conflicting value that would otherwise need confirmation
+    on_nonconforming: str = "reject"  # or "demote": keep a non-conforming node as session memory
 
 
 @dataclass
@@ -60,7 +88,9 @@ class ProposalResult:
     reason: str | None = None
     message: str = ""
     requires_confirmation: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    superseded_id: int | None = None
+    conflict_node_id: int | None = None
 
     @property
     def node_id(self) -> int | None:
@@ -74,30 +104,26 @@ class _Refused(Exception):
         self.message = message
 
 
-def _check_policy(
-    principal: Principal, *, scope: str, node_type: str, explicit: bool, sources: bool = True
-) -> None:
+def _check_policy(principal: Principal, data: NodeInput) -> None:
+    scope = data.scope
     if scope == Scope.GLOBAL and not principal.is_admin:
         raise _Refused("global_admin_only", "global memory is written by team admins only")
     try:
         principal.check_write_scope(scope)
     except AccessDenied as denied:
         raise _Refused("scope_not_allowed", str(denied)) from None
-    if scope == Scope.WORKSPACE and node_type not in WORKSPACE_TYPES:
+    if scope == Scope.WORKSPACE and data.type not in WORKSPACE_TYPES:
         raise _Refused(
             "type_not_allowed_in_scope",
-            f"workspace memory holds facts, constraints, decisions, tasks and skills, not {node_type}s",
+            f"workspace memory holds facts, constraints, decisions, tasks and skills, not {data.type}s",
         )
-    if scope == Scope.USER and principal.kind == "agent" and not explicit:
+    if scope == Scope.USER and principal.kind == "agent" and not data.explicit:
         raise _Refused(
             "explicit_intent_required",
             "user memory needs the end user's explicit words; set explicit_user_intent, or use session scope",
         )
-    if scope == Scope.USER and principal.kind == "agent" and not sources:
-        raise _Refused(
-            "source_required",
-            "user memory must name the message the user said it in (source_message_ids)",
-        )
+    if scope == Scope.USER and principal.kind == "agent" and not data.source_message_ids:
+        raise _Refused("source_required", "user memory must name the message the user said it in (source_message_ids)")
 
 
 def _check_target(principal: Principal, target: Node) -> None:
@@ -110,16 +136,79 @@ def _check_target(principal: Principal, target: Node) -> None:
         raise _Refused("scope_not_allowed", str(denied)) from None
 
 
-def _node_input(proposal: Proposal) -> NodeInput:
-    known = set(NodeInput.__dataclass_fields__)
-    data = {name: value for name, value in proposal.node.items() if name in known}
-    return NodeInput(
-        **data,
-        explicit=proposal.explicit_user_intent,
-        workspace_id=proposal.workspace_id,
-        user_id=proposal.user_id,
-        session_id=proposal.session_id,
+def _normalised_input(principal: Principal, proposal: Proposal, fields: dict[str, Any]) -> tuple[NodeInput, Normalized]:
+    """Normalise, then validate (400), then apply the schema verdict (refuse or demote)."""
+    normalized = schema_normalize(team=principal.team, node=fields, explicit=proposal.explicit_user_intent,
+                                  workspace_id=proposal.workspace_id)
+    known = set(NodeInput.__dataclass_fields__) - {"explicit", "cardinality"}
+    owner = {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id}
+    values = {**owner, **{name: value for name, value in normalized.node.items() if name in known}}
+    data = validate_node_input(NodeInput(**values, explicit=proposal.explicit_user_intent,
+                                         cardinality=normalized.cardinality))
+    if normalized.problem is not None:
+        data = _demote(proposal, data, normalized.problem)
+        normalized.notes.append(f"demoted to session scope: {normalized.problem.message}")
+    return data, normalized
+
+
+def _demote(proposal: Proposal, data: NodeInput, problem: Problem) -> NodeInput:
+    if proposal.on_nonconforming != "demote":
+        raise _Refused(problem.reason, problem.message)
+    if data.scope == Scope.SESSION:
+        return data
+    if not data.session_id:
+        raise _Refused(problem.reason, f"{problem.message} (demotion to session scope needs session_id)")
+    return replace(data, scope=Scope.SESSION)
+
+
+def _corrected(principal: Principal, data: NodeInput) -> Node | None:
+    """For a node of type correction: the active node of the same owner, domain and key it corrects."""
+    if data.type != NodeType.CORRECTION or not data.key:
+        return None
+    owner = owner_columns(principal, data)
+    return (
+        Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, domain=data.domain,
+                            key=data.key, **owner)
+        .exclude(type=NodeType.CORRECTION)
+        .order_by("-updated_at", "-pk")
+        .first()
     )
+
+
+def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
+    if proposal.target_id is not None:
+        raise InvalidInput("target_id is for update and supersede, not create", fields={"target_id": ["not for create"]})
+    data, normalized = _normalised_input(principal, proposal, dict(proposal.node))
+    demoted = normalized.problem is not None
+    _check_policy(principal, data)
+    corrected = _corrected(principal, data)
+    if corrected is not None:
+        _check_target(principal, corrected)
+        new = node_supersede(principal=principal, old_node_id=corrected.pk, data=replace(data, type=corrected.type),
+                             reason=proposal.reason or "correction", workspace_id=proposal.workspace_id)
+        return ProposalResult(accepted=True, operation="create", node=new, created=True, reason="corrected",
+                              message=f"corrected node {corrected.pk}", notes=normalized.notes + [
+                                  f"type correction → {corrected.type}"], superseded_id=corrected.pk)
+    result = node_upsert(principal=principal, data=data, reason=proposal.reason,
+                         on_conflict=normalized.on_conflict, confirm=proposal.confirm)
+    if result.conflict is not None:
+        return ProposalResult(
+            accepted=False, operation="create", reason="conflict", requires_confirmation=True,
+            conflict_node_id=result.conflict.pk, notes=normalized.notes,
+            message=f"node {result.conflict.pk} holds another value for {data.key}; confirm to supersede it",
+        )
+    if demoted:
+        reason = "demoted_to_session"
+    elif result.superseded is not None:
+        reason = "superseded"
+    else:
+        reason = None if result.created or result.changed else "duplicate"
+    message = "created" if result.created else ("updated" if result.changed else "already remembered")
+    if result.superseded is not None:
+        message = f"superseded node {result.superseded.pk}"
+    return ProposalResult(accepted=True, operation="create", node=result.node, created=result.created, reason=reason,
+                          message=message, notes=normalized.notes,
+                          superseded_id=result.superseded.pk if result.superseded is not None else None)
 
 
 def _identity_changes(node: Node, fields: dict[str, Any]) -> list[str]:
@@ -134,68 +223,67 @@ def _identity_changes(node: Node, fields: dict[str, Any]) -> list[str]:
     return changed
 
 
+def _update(principal: Principal, proposal: Proposal, target: Node) -> ProposalResult:
+    changed = _identity_changes(target, proposal.node)
+    if changed:
+        raise InvalidInput(
+            f"update cannot change {', '.join(changed)}; use operation 'supersede'",
+            fields={f"node.{name}": ["use supersede"] for name in changed},
+        )
+    fixed = sorted(set(proposal.node) - set(DESCRIPTIVE_FIELDS) - set(IDENTITY_FIELDS))
+    if fixed:
+        raise InvalidInput(f"update cannot change {', '.join(fixed)}",
+                           fields={f"node.{name}": ["cannot be updated"] for name in fixed})
+    if not set(proposal.node) & set(DESCRIPTIVE_FIELDS):
+        raise InvalidInput(f"nothing to update: give one of {', '.join(DESCRIPTIVE_FIELDS)}",
+                           fields={"node": ["nothing to update"]})
+    if target.scope == Scope.USER and principal.kind == "agent" and not (proposal.explicit_user_intent or target.explicit):
+        raise _Refused("explicit_intent_required", "user memory changes need the end user's explicit words")
+    changes = {name: value for name, value in proposal.node.items() if name in DESCRIPTIVE_FIELDS}
+    node = node_update(principal=principal, node_id=target.pk, changes=changes, reason=proposal.reason,
+                       expected_version=proposal.expected_version, workspace_id=proposal.workspace_id)
+    return ProposalResult(accepted=True, operation="update", node=node, message="updated")
+
+
+def _supersede(principal: Principal, proposal: Proposal, target: Node) -> ProposalResult:
+    overrides = {name: value for name, value in proposal.node.items() if name in NodeInput.__dataclass_fields__}
+    context = {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id}
+    merged = asdict(supersede_input(target, overrides, context))
+    owner = {name: merged.pop(name) for name in ("workspace_id", "user_id", "session_id")}
+    data, normalized = _normalised_input(principal, replace(proposal, **owner), merged)
+    _check_policy(principal, data)
+    node = node_supersede(principal=principal, old_node_id=target.pk, data=data, reason=proposal.reason,
+                          workspace_id=proposal.workspace_id)
+    return ProposalResult(accepted=True, operation="supersede", node=node, created=True, notes=normalized.notes,
+                          message=f"superseded node {target.pk}", superseded_id=target.pk)
+
+
 def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResult:
-    """Validate a proposed memory write and apply it, or say why not (R-TOOLS).
+    """Validate a proposed memory write and apply it, or say why not (R-TOOLS; see module doc).
 
     Returns ProposalResult; raises InvalidInput, NotFound, Conflict, AccessDenied (a workspace
     outside the key's limit, before anything else).
     """
+    if proposal.operation not in OPERATIONS:
+        raise InvalidInput(f"unknown operation {proposal.operation!r}", fields={"operation": ["invalid choice"]})
     principal.check_workspace(proposal.workspace_id)
     try:
         if proposal.operation == "create":
-            if proposal.target_id is not None:
-                raise InvalidInput("target_id is for update and supersede, not create", fields={"target_id": ["not for create"]})
-            data = validate_node_input(_node_input(proposal))  # malformed input is a 400 before any policy
-            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent,
-                          sources=bool(data.source_message_ids))
-            result = node_upsert(principal=principal, data=data, reason=proposal.reason)
-            message = "created" if result.created else ("updated" if result.changed else "already remembered")
-            return ProposalResult(
-                accepted=True, operation="create", node=result.node, created=result.created,
-                reason=None if result.created or result.changed else "duplicate", message=message,
-            )
+            return _create(principal, proposal)
         target = node_get(principal=principal, node_id=proposal.target_id)
         _check_target(principal, target)
         if proposal.operation == "update":
-            changed = _identity_changes(target, proposal.node)
-            if changed:
-                raise InvalidInput(
-                    f"update cannot change {', '.join(changed)}; use operation 'supersede'",
-                    fields={f"node.{name}": ["use supersede"] for name in changed},
-                )
-            fixed = sorted(set(proposal.node) - set(DESCRIPTIVE_FIELDS) - set(IDENTITY_FIELDS))
-            if fixed:
-                raise InvalidInput(
-                    f"update cannot change {', '.join(fixed)}", fields={f"node.{name}": ["cannot be updated"] for name in fixed}
-                )
-            if not set(proposal.node) & set(DESCRIPTIVE_FIELDS):
-                raise InvalidInput(
-                    f"nothing to update: give one of {', '.join(DESCRIPTIVE_FIELDS)}", fields={"node": ["nothing to update"]}
-                )
-            _check_policy(principal, scope=target.scope, node_type=target.type,
-                          explicit=proposal.explicit_user_intent or target.explicit, sources=True)
-            changes = {name: value for name, value in proposal.node.items() if name in DESCRIPTIVE_FIELDS}
-            node = node_update(
-                principal=principal, node_id=target.pk, changes=changes, reason=proposal.reason,
-                expected_version=proposal.expected_version, workspace_id=proposal.workspace_id,
-            )
-            return ProposalResult(accepted=True, operation="update", node=node, message="updated")
+            return _update(principal, proposal, target)
         if proposal.operation == "supersede":
-            overrides = {name: value for name, value in proposal.node.items() if name in NodeInput.__dataclass_fields__}
-            overrides["explicit"] = proposal.explicit_user_intent
-            data = validate_node_input(supersede_input(
-                target, overrides,
-                {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id},
-            ))
-            _check_policy(principal, scope=data.scope, node_type=data.type, explicit=proposal.explicit_user_intent,
-                          sources=bool(data.source_message_ids))
-            node = node_supersede(
-                principal=principal, old_node_id=target.pk, data=data, reason=proposal.reason,
-                workspace_id=proposal.workspace_id,
-            )
-            return ProposalResult(accepted=True, operation="supersede", node=node, created=True,
-                                  message=f"superseded node {target.pk}")
+            return _supersede(principal, proposal, target)
+        if proposal.operation == "expire":
+            node = node_expire(principal=principal, node_id=target.pk, reason=proposal.reason,
+                               workspace_id=proposal.workspace_id)
+            return ProposalResult(accepted=True, operation="expire", node=node, message=f"node {target.pk} expired")
+        node_delete(principal=principal, node_id=target.pk, mode="soft", reason=proposal.reason,
+                    workspace_id=proposal.workspace_id)
+        return ProposalResult(accepted=True, operation="delete", node=node_get(principal=principal, node_id=target.pk),
+                              message=f"node {target.pk} forgotten (soft); memory_forget can erase it")
     except _Refused as refused:
         return ProposalResult(accepted=False, operation=proposal.operation, reason=refused.reason,
                               message=refused.message)
-    raise InvalidInput(f"unknown operation {proposal.operation!r}", fields={"operation": ["invalid choice"]})

@@ -87,8 +87,11 @@ def _queries_for(client, path, body):
 
 
 def test_context_and_search_use_a_fixed_number_of_queries(agent_client, principal):
+    made = iter(range(1000))
+
     def grow(n):
-        for i in range(n):
+        for _ in range(n):
+            i = next(made)
             msg = append(principal, f"jenkins note {i}", session_id="s1", user_id="u1")[0]
             make_node(principal, user_id="u1", title=f"jenkins preference {i}", source_message_ids=[msg.pk])
             make_node(principal, scope="workspace", workspace_id="w1", type="fact", title=f"jenkins fact {i}")

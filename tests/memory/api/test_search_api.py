@@ -48,17 +48,17 @@ def test_relevant_results_say_which_terms_matched(agent_client, principal):
 
 
 def test_value_filters_through_the_api(agent_client, principal):
-    make_node(principal, title="A", key="level", value_json={"level": None})
-    make_node(principal, title="B", key="level", value_json={})
-    make_node(principal, title="C", key="level", value_json={"level": "mild"})
+    make_node(principal, title="A", key="level", cardinality="many", value_json={"level": None})
+    make_node(principal, title="B", key="level", cardinality="many", value_json={})
+    make_node(principal, title="C", key="level", cardinality="many", value_json={"level": "mild"})
     for op, expected in (("is_null", ["A"]), ("missing", ["B"]), ("exists", ["A", "C"]), ("not_null", ["B", "C"])):
         response = search(agent_client, key="level", value_filters=[{"path": "level", "op": op}])
         assert sorted(titles(response, "exact")) == expected
 
 
 def test_exact_value_json_null_is_distinct_from_absent(agent_client, principal):
-    make_node(principal, title="no value", key="k")
-    make_node(principal, title="has value", key="k", value_json="v")
+    make_node(principal, title="no value", key="k", cardinality="many")
+    make_node(principal, title="has value", key="k", cardinality="many", value_json="v")
     assert titles(search(agent_client, key="k", value_json=None), "exact") == ["no value"]
     assert sorted(titles(search(agent_client, key="k"), "exact")) == ["has value", "no value"]
 

@@ -145,9 +145,9 @@ class TestValueFilters:
     @pytest.fixture
     def nodes(self, principal):
         return {
-            "A": make_node(principal, title="A", key="level", value_json={"level": None}),
-            "B": make_node(principal, title="B", key="level", value_json={}),
-            "C": make_node(principal, title="C", key="level", value_json={"level": "mild"}),
+            "A": make_node(principal, title="A", key="level", cardinality="many", value_json={"level": None}),
+            "B": make_node(principal, title="B", key="level", cardinality="many", value_json={}),
+            "C": make_node(principal, title="C", key="level", cardinality="many", value_json={"level": "mild"}),
         }
 
     @pytest.mark.parametrize("op,expected", [

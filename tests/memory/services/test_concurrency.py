@@ -11,7 +11,8 @@ from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
 from memory.errors import Conflict
 from memory.models import Node, NodeStatus
-from memory.services.nodes import NodeInput, node_supersede, node_upsert, supersede_input
+from memory.services.nodes import NodeInput, node_supersede, supersede_input
+from memory.services.upsert import node_upsert
 
 pytestmark = [
     pytest.mark.postgres_only,

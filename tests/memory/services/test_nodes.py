@@ -14,9 +14,9 @@ from memory.services.nodes import (
     node_expire,
     node_supersede,
     node_update,
-    node_upsert,
     supersede_input,
 )
+from memory.services.upsert import node_upsert
 from tests.helpers import append, index_hits, make_node
 
 U1 = Owner(user_id="u1")

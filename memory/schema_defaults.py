@@ -1,0 +1,55 @@
+"""The controlled schema every new team starts with: the seed's cooking schema (seed 000
+受控 Schema, 写入示例). Plain data, so the data migration and team creation use the same rows;
+admins edit a team's copy later.
+"""
+
+COOKING = "生活技能"
+COOKING_PREFIX = ["生活技能", "做饭"]
+
+SCHEMA_RULES = [
+    # (domain, category prefix, type, key, value shape, cardinality, default scope, explicit intent, temporary, description)
+    (COOKING, COOKING_PREFIX, "preference", "avoid_ingredient", "string", "many", "user", True, False, "不吃或忌口的食材"),
+    (COOKING, COOKING_PREFIX, "preference", "limit_ingredient", "object", "many", "user", True, False, "可以少量接受的食材"),
+    (COOKING, COOKING_PREFIX, "preference", "preferred_ingredient", "string", "many", "user", True, False, "喜欢的食材"),
+    (COOKING, COOKING_PREFIX, "preference", "preferred_cuisine", "string", "many", "user", True, False, "喜欢的菜系"),
+    (COOKING, COOKING_PREFIX, "preference", "flavor_profile", "object", "one", "user", True, False, "口味：辣度、油量、咸淡"),
+    (COOKING, COOKING_PREFIX, "preference", "dietary_restriction", "string", "many", "user", True, False, "饮食限制"),
+    (COOKING, COOKING_PREFIX, "preference", "cooking_time_preference", "string", "one", "user", True, False, "做饭时长"),
+    (COOKING, COOKING_PREFIX, "constraint", "flavor_profile", "object", "one", "session", False, True, "临时口味约束"),
+    (COOKING, COOKING_PREFIX, "constraint", "health_condition", "string", "one", "session", False, True, "临时身体状况"),
+]
+
+KEY_SYNONYMS = [
+    # (domain, synonym, key)
+    (COOKING, "disliked_ingredient", "avoid_ingredient"),
+    (COOKING, "avoid_food", "avoid_ingredient"),
+    (COOKING, "excluded_ingredient", "avoid_ingredient"),
+    (COOKING, "liked_ingredient", "preferred_ingredient"),
+    (COOKING, "favorite_cuisine", "preferred_cuisine"),
+    (COOKING, "taste", "flavor_profile"),
+    (COOKING, "flavor", "flavor_profile"),
+]
+
+VALUE_RULES = [
+    # (domain, key, pattern, value)
+    (COOKING, "flavor_profile", "少辣", {"spicy": "low"}),
+    (COOKING, "flavor_profile", "微辣", {"spicy": "low"}),
+    (COOKING, "flavor_profile", "不辣", {"spicy": "none"}),
+    (COOKING, "flavor_profile", "不要辣", {"spicy": "none"}),
+    (COOKING, "flavor_profile", "重辣", {"spicy": "high"}),
+    (COOKING, "flavor_profile", "少油", {"oil": "low"}),
+    (COOKING, "flavor_profile", "清淡", {"oil": "low", "salt": "low"}),
+    (COOKING, "flavor_profile", "少盐", {"salt": "low"}),
+    (COOKING, "flavor_profile", "less spicy", {"spicy": "low"}),
+    (COOKING, "flavor_profile", "not spicy", {"spicy": "none"}),
+    (COOKING, "flavor_profile", "less oil", {"oil": "low"}),
+]
+
+CATEGORIES = [
+    # (domain, path, description)
+    (COOKING, ["生活技能"], "生活技能"),
+    (COOKING, ["生活技能", "做饭"], "做饭"),
+    (COOKING, ["生活技能", "做饭", "饮食偏好"], "忌口、口味、菜系"),
+    (COOKING, ["生活技能", "做饭", "菜谱"], "做过或收藏的菜谱"),
+    (COOKING, ["生活技能", "做饭", "厨具"], "家里有的厨具"),
+]

@@ -1,0 +1,99 @@
+"""Remembering a node without duplicates or contradictions (seed upsertNode, 冲突消解; R-STORE, R-TOOLS).
+
+node_upsert looks at the slot the new node would take among its owner's active nodes
+(memory.services.node_input.conflict_slot) and:
+
+- the same value (or, keyless, the same text) is already there → nothing is written and the
+  existing node is returned; only differing descriptive fields (title, tags, …) are updated;
+- a one-valued key holds another value → the new value supersedes it ("latest wins",
+  audited with rule latest_wins), unless the rule asks for confirmation, or the active value
+  was stated by the user with high confidence and the new one was not: then nothing is
+  written and the result names the conflicting node (requires_confirmation);
+- the slot is free → a new node is inserted.
+
+Two racing writers meet at the unique index node_active_slot_unique: the loser looks again
+and ends in one of the cases above, so a key never holds two active values.
+"""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from accounts.principal import Principal
+from memory import limits
+from memory.errors import Conflict
+from memory.models import Node
+from memory.services.audit import audit_record, node_snapshot
+from memory.services.nodes import (
+    NodeInput,
+    apply_update,
+    descriptive_changes,
+    insert_node,
+    is_identical,
+    slot_holders,
+    supersede_locked,
+    validate_node_input,
+)
+from memory.validation import clean_text
+
+# Replacing a value the user stated with at least this confidence needs the user's own words.
+STATED_CONFIDENCE = 0.9
+_ATTEMPTS = 3
+
+
+@dataclass
+class UpsertResult:
+    node: Node | None
+    created: bool
+    changed: bool
+    superseded: Node | None = None  # the node the new value replaced
+    conflict: Node | None = None  # the active node that needs confirmation before it is replaced
+
+
+def may_replace(old: Node, data: NodeInput, *, on_conflict: str) -> bool:
+    """Whether a new value may supersede `old` without asking (seed 权限和确认策略)."""
+    if on_conflict == "confirm":
+        return False
+    return not (old.explicit and old.confidence >= STATED_CONFIDENCE and not data.explicit)
+
+
+def node_upsert(
+    *, principal: Principal, data: NodeInput, reason: str = "", on_conflict: str = "supersede", confirm: bool = False
+) -> UpsertResult:
+    """Store `data` unless it is already remembered (see module doc). `confirm` replaces a
+    conflicting value even when the rule would ask first.
+
+    Returns UpsertResult (node None and `conflict` set when confirmation is needed). Raises
+    InvalidInput, AccessDenied, Conflict (after repeated races; retry).
+    """
+    data = validate_node_input(data)
+    clean_text(reason, field="reason", max_length=limits.REASON_MAX)
+    principal.check_write_scope(data.scope)
+    for _ in range(_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _upsert_once(principal, data, reason=reason, on_conflict=on_conflict, confirm=confirm)
+        except IntegrityError:
+            continue  # a concurrent writer took the slot first; look again
+    raise Conflict("the same memory was being written at the same time; retry")
+
+
+def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_conflict: str, confirm: bool) -> UpsertResult:
+    holder = slot_holders(principal, data).select_for_update().order_by("pk").first()
+    if holder is not None and is_identical(holder, data):
+        changes = descriptive_changes(holder, data)
+        if not changes:
+            return UpsertResult(node=holder, created=False, changed=False)
+        return UpsertResult(node=apply_update(principal, holder, changes, reason=reason), created=False, changed=True)
+    if holder is not None:
+        if not confirm and not may_replace(holder, data, on_conflict=on_conflict):
+            return UpsertResult(node=None, created=False, changed=False, conflict=holder)
+        new = supersede_locked(principal, holder, data, reason=reason, rule="" if confirm else "latest_wins")
+        return UpsertResult(node=new, created=True, changed=True, superseded=holder)
+    with transaction.atomic():
+        node = insert_node(principal, data)
+    audit_record(
+        principal=principal, event_type="memory.node.created", node=node, reason=reason,
+        payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
+    )
+    return UpsertResult(node=node, created=True, changed=True)
