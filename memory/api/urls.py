@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
+from memory.api import governance_views as gv
 from memory.api import views
 
 urlpatterns = [
@@ -12,8 +13,12 @@ urlpatterns = [
     path("memory/search", views.MemorySearchView.as_view(), name="api-memory-search"),
     path("memory/get", views.MemoryGetView.as_view(), name="api-memory-get"),
     path("memory/propose", views.MemoryProposeView.as_view(), name="api-memory-propose"),
+    path("memory/forget", gv.MemoryForgetView.as_view(), name="api-memory-forget"),
+    path("memory/extractions", gv.ExtractionsView.as_view(), name="api-memory-extractions"),
+    path("tools", gv.ToolsView.as_view(), name="api-tools"),
     path("nodes", views.NodeListView.as_view(), name="api-nodes"),
-    path("nodes/<id:node_id>", views.NodeDetailView.as_view(), name="api-node"),
+    path("nodes/<id:node_id>", gv.NodeView.as_view(), name="api-node"),
+    path("nodes/<id:node_id>/restore", gv.NodeRestoreView.as_view(), name="api-node-restore"),
     path("nodes/<id:node_id>/history", views.NodeHistoryView.as_view(), name="api-node-history"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="api-unknown"),

@@ -5,7 +5,6 @@ written, so a rejected input leaves nothing behind.
 """
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 

@@ -22,8 +22,10 @@ InvalidInput (400), an unknown target NotFound (404), a target no longer active 
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from django.db import transaction
+
 from accounts.principal import AccessDenied, Principal
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, MemoryError
 from memory.models import Node, NodeStatus, NodeType, Scope
 from memory.selectors.nodes import node_get
 from memory.services.nodes import (
@@ -287,3 +289,38 @@ def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResul
     except _Refused as refused:
         return ProposalResult(accepted=False, operation=proposal.operation, reason=refused.reason,
                               message=refused.message)
+
+
+class _NotApplied(Exception):
+    """Rolls the batch's transaction back after a refusal."""
+
+
+def extraction_apply(*, principal: Principal, proposals: list[Proposal]) -> tuple[bool, list[ProposalResult]]:
+    """Apply a MemoryExtraction: every proposal validated like memory_propose_update, all in one
+    transaction, all or nothing (R-EXTRACT, R-TOOLS).
+
+    Returns (applied, results), one result per proposal in order. When any proposal is
+    refused or needs confirmation, nothing is written: applied is False and the accepted
+    results lose their node. Malformed input raises InvalidInput with field paths
+    `operations[i].…`; NotFound, Conflict and AccessDenied name the operation in the message.
+    """
+    results: list[ProposalResult] = []
+    try:
+        with transaction.atomic():
+            for index, proposal in enumerate(proposals):
+                try:
+                    results.append(proposal_apply(principal=principal, proposal=proposal))
+                except MemoryError as error:
+                    fields = {f"operations[{index}].{name}": problems for name, problems in (error.fields or {}).items()}
+                    raise type(error)(f"operations[{index}]: {error.message}", fields=fields or None) from None
+                except AccessDenied as denied:
+                    raise AccessDenied(f"operations[{index}]: {denied}") from None
+            if not all(result.accepted for result in results):
+                raise _NotApplied
+    except _NotApplied:
+        for result in results:
+            if result.accepted:
+                result.node = None
+                result.message = f"not applied: {result.message}"
+        return False, results
+    return True, results

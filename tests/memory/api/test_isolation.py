@@ -41,8 +41,15 @@ def requests_for(world, retrieval_id):
         "api-memory-get": [("post", reverse("api-memory-get"), {"id": node_id})],
         "api-memory-propose": [("post", reverse("api-memory-propose"),
                                 {**CTX, "operation": "supersede", "target_id": node_id, "node": {"title": "x"}})],
+        "api-memory-forget": [("post", reverse("api-memory-forget"), {**CTX, "id": node_id, "confirm": True}),
+                              ("post", reverse("api-memory-forget"), {**CTX, "scope": "workspace", "confirm": True})],
+        "api-memory-extractions": [("post", reverse("api-memory-extractions"), {**CTX, "operations": [
+            {"operation": "supersede", "target_id": node_id, "node": {"title": "x"}}]})],
+        "api-tools": [("get", reverse("api-tools"), None)],
         "api-nodes": [("get", reverse("api-nodes"), {"q": "secret"})],
-        "api-node": [("get", reverse("api-node", args=[node_id]), None)],
+        "api-node": [("get", reverse("api-node", args=[node_id]), None),
+                     ("delete", reverse("api-node", args=[node_id]) + "?mode=hard", None)],
+        "api-node-restore": [("post", reverse("api-node-restore", args=[node_id]), {})],
         "api-node-history": [("get", reverse("api-node-history", args=[node_id]), None)],
         "api-schema": [],  # public: the OpenAPI document holds no team data
         "api-unknown": [],  # any other path: a JSON 404 for everyone (test_unknown_api_paths…)
@@ -52,6 +59,8 @@ def requests_for(world, retrieval_id):
 def send(client, method, url, body):
     if method == "get":
         return client.get(url, body or {})
+    if method == "delete":
+        return client.delete(url)
     return client.post(url, data=json.dumps(body or {}), content_type="application/json")
 
 
@@ -68,6 +77,8 @@ def test_another_team_never_sees_this_teams_data(agent_client, other_agent_clien
             assert response.status_code in (200, 201, 400, 404), (name, response.status_code)
             assert SECRET not in response.content.decode(), (name, response.content)
             assert str(world["message"].pk) not in json.dumps(response.json().get("used_memory_ids", [])), name
+    world["node"].refresh_from_db()
+    assert world["node"].status == "active" and world["node"].title == SECRET  # nothing another team sent changed it
 
 
 @pytest.mark.parametrize("auth", [None, "Bearer nonsense", "Bearer mk_abcdef123456_wrong", "Basic Zm9vOmJhcg=="])
@@ -75,8 +86,12 @@ def test_missing_or_bad_credentials_get_401_everywhere(world, client, auth):
     headers = {"HTTP_AUTHORIZATION": auth} if auth else {}
     for name, calls in requests_for(world, 1).items():
         for method, url, body in calls:
-            response = getattr(client, method)(url, body or {}, content_type="application/json", **headers) \
-                if method == "post" else client.get(url, body or {}, **headers)
+            if method == "post":
+                response = client.post(url, body or {}, content_type="application/json", **headers)
+            elif method == "delete":
+                response = client.delete(url, **headers)
+            else:
+                response = client.get(url, body or {}, **headers)
             assert response.status_code == 401, (name, auth, response.status_code)
             assert response.json()["error"]["code"] == "unauthenticated"
 

@@ -1,0 +1,110 @@
+"""Forgetting, restore, extraction batches and the tool definitions (R-TOOLS, R-STORE, R-API)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from memory.api import governance_serializers as g
+from memory.api import serializers as s
+from memory.api.tools import tool_definitions
+from memory.api.views import NodeDetailView, TeamAPIView, owner_of, proposal_from, proposal_output
+from memory.selectors.nodes import node_get
+from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
+from memory.services.proposals import extraction_apply
+
+
+def forget_output(result) -> dict:
+    return {
+        "mode": result.mode,
+        "deleted_ids": result.deleted_ids,
+        "count": len(result.deleted_ids),
+        "requires_confirmation": result.requires_confirmation,
+        "candidate_count": result.candidate_count,
+        "candidates": g.ForgetCandidateSerializer(
+            [{"id": node.pk, "scope": node.scope, "type": node.type, "key": node.key, "title": node.title,
+              "status": node.status} for node in result.candidates], many=True).data,
+        "message": result.message,
+    }
+
+
+class MemoryForgetView(TeamAPIView):
+    """memory_forget: by id or selector; several candidates or a hard delete need confirm."""
+
+    required_right = "write"
+
+    @extend_schema(operation_id="memory_forget", request=g.ForgetInSerializer, responses={200: g.ForgetOutSerializer})
+    def post(self, request):
+        data = self.body(g.ForgetInSerializer)
+        selector = ForgetSelector(
+            owner=owner_of(data),
+            node_id=data.get("id"),
+            scope=data.get("scope", ""),
+            domain=data.get("domain", ""),
+            category_path_prefix=tuple(data.get("category_path_prefix", ())),
+            type=data.get("type", ""),
+            key=data.get("key", ""),
+            has_value="value_json" in data,
+            value_json=data.get("value_json"),
+            source_message_ids=tuple(data.get("source_message_ids", ())),
+        )
+        result = memory_forget(principal=request.principal, selector=selector, mode=data["mode"],
+                               reason=data["reason"], confirm=data["confirm"])
+        return Response(forget_output(result))
+
+
+class NodeView(NodeDetailView):
+    """GET a node; DELETE /nodes/{id}?mode=soft|hard forgets it directly (no confirmation step)."""
+
+    @extend_schema(operation_id="nodes_delete", parameters=[g.NodeDeleteQuerySerializer],
+                   responses={200: g.ForgetOutSerializer})
+    def delete(self, request, node_id: int):
+        params = self.query(g.NodeDeleteQuerySerializer)
+        result = memory_forget(principal=request.principal, selector=ForgetSelector(owner=owner_of(params), node_id=node_id),
+                               mode=params["mode"], reason=params["reason"], confirm=True, confirm_hard=False)
+        return Response(forget_output(result))
+
+
+class NodeRestoreView(TeamAPIView):
+    """Undo a soft delete or a supersede of this node."""
+
+    required_right = "write"
+
+    @extend_schema(operation_id="nodes_restore", request=g.RestoreInSerializer, responses={200: s.NodeOutSerializer})
+    def post(self, request, node_id: int):
+        data = self.body(g.RestoreInSerializer)
+        node = node_restore(principal=request.principal, node_id=node_id, reason=data["reason"],
+                            workspace_id=data.get("workspace_id", ""))
+        return Response(s.NodeOutSerializer(node_get(principal=request.principal, node_id=node.pk)).data)
+
+
+class ExtractionsView(TeamAPIView):
+    """An agent-supplied MemoryExtraction: many proposals, one transaction, all or nothing."""
+
+    required_right = "write"
+
+    @extend_schema(operation_id="memory_extractions", request=g.ExtractionInSerializer,
+                   responses={200: g.ExtractionOutSerializer, 201: g.ExtractionOutSerializer})
+    def post(self, request):
+        data = self.body(g.ExtractionInSerializer)
+        batch = {name: data.get(name, "") for name in ("workspace_id", "user_id", "session_id")}
+        proposals = [proposal_from({**batch, **{k: v for k, v in item.items() if v != "" or k not in batch}})
+                     for item in data["operations"]]
+        applied, results = extraction_apply(principal=request.principal, proposals=proposals)
+        body = {"applied": applied, "results": [proposal_output(request.principal, result) for result in results]}
+        return Response(body, status=201 if applied and any(result.created for result in results) else 200)
+
+
+class ToolsView(TeamAPIView):
+    """The four memory tools as JSON-Schema function definitions for an LLM (R-TOOLS)."""
+
+    @extend_schema(operation_id="tools_list", parameters=[
+        OpenApiParameter("format", str, enum=["openai", "anthropic"], required=False,
+                         description="openai: [{type: function, function: {name, description, parameters}}]; "
+                                     "anthropic: [{name, description, input_schema}]"),
+    ], responses={200: inline_serializer("ToolList", {"tools": serializers.ListField(child=serializers.DictField())})})
+    def get(self, request):
+        flavour = request.query_params.get("format", "openai")
+        if flavour not in ("openai", "anthropic"):
+            raise ValidationError({"format": ["openai or anthropic"]})
+        return Response({"tools": tool_definitions(flavour)})

@@ -1,0 +1,84 @@
+"""The four memory tools as JSON-Schema function definitions (seed 000 按需 Memory Tool; R-TOOLS).
+
+Generated from the OpenAPI schema drf-spectacular builds from the very serializers that
+validate the endpoints, so a tool's parameters cannot drift from what the API accepts. Each
+definition names the endpoint to call with the arguments as its JSON body.
+"""
+
+from functools import cache
+from typing import Any
+
+from drf_spectacular.generators import SchemaGenerator
+
+TOOLS = (
+    ("memory_search", "memory_search", "/api/v1/memory/search",
+     "Search long-term memory: exact lookups by key and value, and keyword search (English or Chinese) over "
+     "what was remembered. Returns exact matches, relevant matches, and what was left out and why."),
+    ("memory_get", "memory_get", "/api/v1/memory/get",
+     "Read one memory by id, or the current memory for an exact key (optionally type, value, scope, domain)."),
+    ("memory_propose_update", "memory_propose", "/api/v1/memory/propose",
+     "Ask the memory service to remember, update, supersede (correct), expire or delete one memory. The service "
+     "normalises it to the controlled schema and checks scope, source and conflicts; it answers accepted=false "
+     "with a reason code instead of writing something it should not. Use explicit_user_intent only when the user "
+     "asked to remember. If requires_confirmation, ask the user, then repeat with confirm=true."),
+    ("memory_forget", "memory_forget", "/api/v1/memory/forget",
+     "Forget memories by id or by selector (scope, domain, category, type, key, value, source messages). "
+     "If several match, or mode is hard, the answer is requires_confirmation with the candidates: ask the user, "
+     "then repeat with confirm=true."),
+)
+_SCHEMA_NOISE = ("readOnly", "writeOnly")
+
+
+def _resolve(node: Any, components: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
+    """Inline every $ref (tools must be self-contained) and drop OpenAPI-only keywords."""
+    if isinstance(node, list):
+        return [_resolve(item, components, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name in seen:
+            return {"type": "object"}
+        return _resolve(components[name], components, (*seen, name))
+    resolved = {key: _resolve(value, components, seen) for key, value in node.items() if key not in _SCHEMA_NOISE}
+    if resolved.pop("nullable", False) and "type" in resolved:
+        resolved["type"] = [resolved["type"], "null"]
+    if "allOf" in resolved and len(resolved["allOf"]) == 1:
+        inner = resolved.pop("allOf")[0]
+        resolved = {**inner, **resolved}
+    return resolved
+
+
+@cache
+def _generated() -> dict[str, dict[str, Any]]:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema.get("components", {}).get("schemas", {})
+    bodies: dict[str, dict[str, Any]] = {}
+    for path_item in schema["paths"].values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict) or "operationId" not in operation:
+                continue
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if content:
+                bodies[operation["operationId"]] = _resolve(content["schema"], components)
+    return {
+        name: {"name": name, "description": description, "endpoint": f"POST {path}",
+               "parameters": {**bodies[operation_id], "additionalProperties": False}}
+        for name, operation_id, path, description in TOOLS
+    }
+
+
+def tool_definitions(flavour: str = "openai") -> list[dict[str, Any]]:
+    """The tools in an LLM's function-calling format: "openai" → {type: function, function:
+    {name, description, parameters}}; "anthropic" → {name, description, input_schema}. Each
+    also carries `x-endpoint`, the request to make with the arguments as JSON body."""
+    tools = []
+    for tool in _generated().values():
+        if flavour == "anthropic":
+            tools.append({"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"],
+                          "x-endpoint": tool["endpoint"]})
+        else:
+            tools.append({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
+                                                             "parameters": tool["parameters"]},
+                          "x-endpoint": tool["endpoint"]})
+    return tools

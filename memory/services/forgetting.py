@@ -1,0 +1,188 @@
+"""memory_forget and restore (seed 000 删除和遗忘; R-TOOLS, R-STORE "provable forgetting").
+
+Forget by id, or by a selector (scope, domain, category prefix, type, key, value, source
+messages) within the caller's own reach: the user, workspace and session it names. A selector
+never reaches past that owner, so "forget everything of mine" cannot touch another user (S06).
+
+- soft: active or expired nodes become `deleted`: out of search and context, kept for audit
+  and restore.
+- hard: the node and the versions it superseded (its chain: they hold the same fact) are
+  removed with their source links and keyword-index entries (the index lives on the row), and
+  their content is redacted from earlier audit payloads. The audit keeps who, when, why and
+  how many: one event per removed node and one `memory.forget` event with the ids.
+
+More than one candidate, or any hard delete through the tool, needs `confirm`: without it the
+answer is requires_confirmation with the candidates, and nothing is written.
+
+Restore undoes a soft delete, or a supersede (the successor is retired as deleted and the
+old node is active again); both audited.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memory import limits
+from memory.errors import Conflict, InvalidInput
+from memory.models import Node, NodeSource, NodeStatus
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
+from memory.services.audit import audit_record
+from memory.services.node_input import value_hash
+from memory.services.nodes import node_delete, node_for_write
+from memory.validation import clean_text
+
+FORGET_MAX = 1000  # nodes one forget call may remove
+CANDIDATES_SHOWN = 50
+MODES = ("soft", "hard")
+
+
+@dataclass(frozen=True)
+class ForgetSelector:
+    """What to forget: `node_id`, or any of the other fields (all given must match)."""
+
+    owner: Owner = Owner()
+    node_id: int | None = None
+    scope: str = ""
+    domain: str = ""
+    category_path_prefix: tuple[str, ...] = ()
+    type: str = ""
+    key: str = ""
+    has_value: bool = False
+    value_json: object = None
+    source_message_ids: tuple[int, ...] = ()
+
+    def is_empty(self) -> bool:
+        return self.node_id is None and not (self.scope or self.domain or self.category_path_prefix or self.type
+                                             or self.key or self.has_value or self.source_message_ids)
+
+
+@dataclass
+class ForgetResult:
+    mode: str
+    deleted_ids: list[int] = field(default_factory=list)
+    requires_confirmation: bool = False
+    candidates: list[Node] = field(default_factory=list)
+    candidate_count: int = 0
+    message: str = ""
+
+
+def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
+    statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
+    if selector.node_id is not None:
+        node = node_for_write(principal=principal, node_id=selector.node_id, workspace_id=selector.owner.workspace_id)
+        return Node.objects.filter(team=principal.team, pk=node.pk, status__in=statuses)
+    principal.check_workspace(selector.owner.workspace_id)
+    session = owner_session(principal=principal, owner=selector.owner)
+    nodes = Node.objects.filter(team=principal.team, status__in=statuses).filter(reach(owner=selector.owner, session=session))
+    if selector.scope:
+        nodes = nodes.filter(scope=selector.scope)
+    if selector.domain:
+        nodes = nodes.filter(domain=selector.domain)
+    if selector.category_path_prefix:
+        nodes = nodes.filter(category_path_prefix_q(list(selector.category_path_prefix)))
+    if selector.type:
+        nodes = nodes.filter(type=selector.type)
+    if selector.key:
+        nodes = nodes.filter(key=selector.key)
+    if selector.has_value:
+        nodes = nodes.filter(value_hash=value_hash(selector.value_json))
+    if selector.source_message_ids:
+        linked = NodeSource.objects.filter(message_id__in=selector.source_message_ids).values("node_id")
+        nodes = nodes.filter(pk__in=linked)
+    return nodes
+
+
+def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
+    """`ids` and every node they superseded, directly or not (newest first)."""
+    found = list(dict.fromkeys(ids))
+    frontier = list(found)
+    while frontier and len(found) <= FORGET_MAX:
+        older = list(Node.objects.filter(team=principal.team, superseded_by__in=frontier).values_list("pk", flat=True))
+        frontier = [pk for pk in older if pk not in found]
+        found += frontier
+    return found
+
+
+def memory_forget(
+    *, principal: Principal, selector: ForgetSelector, mode: str = "soft", reason: str = "", confirm: bool = False,
+    confirm_hard: bool = True,
+) -> ForgetResult:
+    """Forget the nodes `selector` names (see module doc). `confirm_hard=False` lets a direct
+    REST delete by id skip the confirmation a hard delete otherwise needs.
+
+    Returns ForgetResult. Raises InvalidInput (no selector, bad mode, too many candidates),
+    NotFound (unknown id), AccessDenied (a workspace or scope the caller may not change).
+    """
+    if mode not in MODES:
+        raise InvalidInput("mode must be 'soft' or 'hard'", fields={"mode": ["invalid choice"]})
+    if selector.is_empty():
+        raise InvalidInput("name what to forget: an id, or at least one of scope, domain, category_path_prefix, type, "
+                           "key, value_json, source_message_ids", fields={"id": ["id or a selector is required"]})
+    clean_text(reason, field="reason", max_length=limits.REASON_MAX)
+    with transaction.atomic():
+        candidates = _candidates(principal, selector, mode).select_related("session").order_by("-pk")
+        ids = list(candidates.values_list("pk", flat=True)[: FORGET_MAX + 1])
+        if len(ids) > FORGET_MAX:
+            raise InvalidInput(f"the selector matches more than {FORGET_MAX} nodes; narrow it",
+                               fields={"id": ["too many candidates"]})
+        for node in candidates:
+            principal.check_write_scope(node.scope)
+        needs_confirmation = len(ids) > 1 or (mode == "hard" and confirm_hard and bool(ids))
+        if needs_confirmation and not confirm:
+            shown = list(candidates[:CANDIDATES_SHOWN])
+            return ForgetResult(mode=mode, requires_confirmation=True, candidates=shown, candidate_count=len(ids),
+                                message=f"{len(ids)} {'memory' if len(ids) == 1 else 'memories'} would be forgotten "
+                                        f"({mode}); repeat with confirm=true")
+        if mode == "hard":
+            ids = _with_predecessors(principal, ids)
+        for node_id in ids:
+            node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
+                        workspace_id=selector.owner.workspace_id)
+        if ids:
+            audit_record(principal=principal, event_type="memory.forget", reason=reason,
+                         workspace_id=selector.owner.workspace_id, user_id=selector.owner.user_id,
+                         payload={"mode": mode, "count": len(ids), "node_ids": ids,
+                                  "by": "id" if selector.node_id is not None else "selector"})
+    message = f"forgot {len(ids)} {'memory' if len(ids) == 1 else 'memories'} ({mode})" if ids else "nothing to forget"
+    return ForgetResult(mode=mode, deleted_ids=ids, candidate_count=len(ids), message=message)
+
+
+def node_restore(*, principal: Principal, node_id: int, reason: str = "", workspace_id: str = "") -> Node:
+    """Undo a soft delete or a supersede of `node_id` (R-STORE).
+
+    deleted → active. superseded → active, and its active successor becomes deleted. Raises
+    NotFound, Conflict (any other status; the successor is no longer active; another node
+    now holds the slot), AccessDenied.
+    """
+    clean_text(reason, field="reason", max_length=limits.REASON_MAX)
+    with transaction.atomic():
+        node = node_for_write(principal=principal, node_id=node_id, workspace_id=workspace_id)
+        previous = node.status
+        retired = None
+        if previous == NodeStatus.SUPERSEDED:
+            successor = Node.objects.select_for_update().filter(team=principal.team, supersedes=node).first()
+            if successor is None or successor.status != NodeStatus.ACTIVE:
+                raise Conflict(f"node {node_id}'s successor is not active; restore the newest version instead")
+            principal.check_write_scope(successor.scope)
+            successor.status = NodeStatus.DELETED
+            successor.updated_at = timezone.now()
+            successor.save(update_fields=["status", "updated_at"])
+            audit_record(principal=principal, event_type="memory.node.deleted", node=successor, reason=reason,
+                         payload={"mode": "soft", "previous_status": NodeStatus.ACTIVE, "restored": node.pk})
+            retired = successor.pk
+        elif previous != NodeStatus.DELETED:
+            raise Conflict(f"node {node_id} is {previous}; only a deleted or superseded node can be restored")
+        holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,
+                                     session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id,
+                                     domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
+        if holder is not None:
+            raise Conflict(f"node {holder.pk} now holds this memory; forget or supersede it first")
+        node.status = NodeStatus.ACTIVE
+        node.updated_at = timezone.now()
+        node.version += 1
+        node.save(update_fields=["status", "updated_at", "version"])
+        audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
+                     payload={"previous_status": previous, "retired_successor": retired})
+    return node
