@@ -41,6 +41,7 @@ from accounts.principal import Principal
 from memory.models import Message, Node, Retrieval, Session, Summary
 from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
+from memory.selectors.conflicts import below_confidence, conflict_losers
 from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
 from memory.selectors.nodes import Owner, owner_session
@@ -267,6 +268,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
                              if item.kind == "node"]
 
+    defaults, hits = _resolve_conflicts(principal, request, session, defaults, hits, gathered)
     # Fill priority: L4, L1, L2, the summary, L5 hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     gathered.candidates = sorted(defaults, key=lambda item: priority[item.section])
@@ -280,6 +282,27 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         "recent_messages": len(recent),
     }
     return gathered
+
+
+def _resolve_conflicts(principal: Principal, request: ContextRequest, session: Session | None, defaults: list[Item],
+                       hits: list[Item], gathered: _Gathered) -> tuple[list[Item], list[Item]]:
+    """Leave out nodes that lose a conflict or fall below the team's minimum confidence."""
+    nodes = [item.obj for item in defaults + hits if item.kind == "node"]
+    try:
+        losers = conflict_losers(principal=principal, nodes=nodes, owner=request.owner, session=session,
+                                 now=timezone.now())
+    except DatabaseError as error:
+        gathered.fail("conflict resolution", error)
+        losers = {}
+    weak = below_confidence(principal, nodes)
+    gathered.omitted += [Omission(pk, "conflict_lost") for pk in losers]
+    gathered.omitted += [Omission(pk, "low_confidence") for pk in sorted(weak - set(losers))]
+    left_out = set(losers) | weak
+
+    def keep(item: Item) -> bool:
+        return item.kind != "node" or item.obj.pk not in left_out
+
+    return [item for item in defaults if keep(item)], [item for item in hits if keep(item)]
 
 
 def _share(item: Item) -> str:

@@ -9,7 +9,7 @@
 Filters (scopes, domain, category prefix, types, tags, entities) restrict both lists.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -23,6 +23,7 @@ from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
+from memory.selectors.conflicts import conflict_losers
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json, value_hash
 from memory.validation import clean_text
@@ -229,6 +230,8 @@ def memory_query(
     InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
     """
     _validate(query)
+    if principal.team.min_confidence > query.min_confidence:
+        query = replace(query, min_confidence=principal.team.min_confidence)
     now = now or timezone.now()
     principal.check_workspace(query.owner.workspace_id)
     if session is None:
@@ -248,6 +251,12 @@ def memory_query(
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
     fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}
+    losers = conflict_losers(principal=principal, nodes=fetched.values(), owner=query.owner, session=session, now=now,
+                             scopes=query.scopes)
+    if losers:
+        exact_ids = [pk for pk in exact_ids if pk not in losers]
+        relevant_ids = [pk for pk in relevant_ids if pk not in losers]
+        omitted = [Omission(pk, "conflict_lost") for pk in losers] + omitted
     return MemoryQueryResult(
         exact=[fetched[pk] for pk in exact_ids if pk in fetched],
         relevant=[fetched[pk] for pk in relevant_ids if pk in fetched],

@@ -83,7 +83,23 @@ def test_exact_results_follow_scope_priority(principal, admin_principal):
     w = make_node(principal, scope="workspace", workspace_id="w1", title="w", **common)
     s = make_node(principal, scope="session", session_id="s1", workspace_id="w1", title="s", **common)
     result = memory_query(principal=principal, query=MemoryQuery(owner=owner, key="spicy"))
+    # One-valued key in four competing scopes: the narrowest wins, the rest are conflict_lost.
+    assert [n.pk for n in result.exact] == [s.pk]
+    assert {(o.node_id, o.reason) for o in result.omitted} == {(w.pk, "conflict_lost"), (u.pk, "conflict_lost"),
+                                                               (g.pk, "conflict_lost")}
+
+
+def test_many_valued_keys_in_several_scopes_all_come_back_narrowest_first(principal, admin_principal):
+    append(principal, "hi", session_id="s1", workspace_id="w1")
+    owner = Owner(workspace_id="w1", user_id="u1", session_id="s1")
+    common = dict(type="constraint", key="avoid", cardinality="many")
+    g = make_node(admin_principal, scope="global", title="g", value_json="g", **common)
+    u = make_node(principal, scope="user", title="u", value_json="u", **common)
+    w = make_node(principal, scope="workspace", workspace_id="w1", title="w", value_json="w", **common)
+    s = make_node(principal, scope="session", session_id="s1", workspace_id="w1", title="s", value_json="s", **common)
+    result = memory_query(principal=principal, query=MemoryQuery(owner=owner, key="avoid"))
     assert [n.pk for n in result.exact] == [s.pk, w.pk, u.pk, g.pk]
+    assert result.omitted == []
 
 
 def test_temporary_constraint_comes_before_long_term_preference(principal):

@@ -1,0 +1,67 @@
+"""Conflict resolution at read time (seed 000 冲突消解; R-QUERY).
+
+Two active nodes the caller reaches compete when they have the same domain, type, key and
+conflict slot (one-valued key: any value; many-valued key: the same value) but different
+owners — a session's temporary value and the user's standing one, say. The first in the
+seed's order wins (narrower scope, unexpired, stated over inferred, temporary constraint over
+long-term preference, newer, higher confidence, higher importance); the others are left out
+as `conflict_lost`. Within one owner the database already allows one active node per slot.
+Nodes below the team's minimum confidence are left out as `low_confidence`.
+"""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.db.models import Q
+
+from accounts.principal import Principal
+from memory.models import Node, NodeStatus, Scope, Session
+from memory.selectors.nodes import Owner, reach, unexpired
+from memory.selectors.ordering import ORDER_FIELDS, seed_order_key
+
+
+def _group(node) -> tuple:
+    return (node.domain, node.type, node.key, node.slot)
+
+
+def conflict_losers(
+    *, principal: Principal, nodes: Iterable[Node], owner: Owner, session: Session | None, now: datetime,
+    scopes: tuple[str, ...] = (),
+) -> dict[int, int]:
+    """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
+
+    One query, over every active unexpired node the caller reaches (in `scopes`, default
+    all) in the same groups.
+    """
+    nodes = list(nodes)
+    groups = {_group(node) for node in nodes if node.key}
+    if not groups:
+        return {}
+    same = Q()
+    for domain, node_type, key, slot in sorted(groups):
+        same |= Q(domain=domain, type=node_type, key=key, slot=slot)
+    rivals = (
+        Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE)
+        .filter(unexpired(now))
+        .filter(reach(owner=owner, session=session, scopes=scopes or tuple(Scope.values)))
+        .filter(same)
+        .values("pk", "domain", "key", "slot", *ORDER_FIELDS)
+    )
+    winners: dict[tuple, tuple] = {}
+    for values in rivals:
+        group = (values["domain"], values["type"], values["key"], values["slot"])
+        rank = seed_order_key(values, now)
+        if group not in winners or rank < winners[group][0]:
+            winners[group] = (rank, values["pk"])
+    losers = {}
+    for node in nodes:
+        winner = winners.get(_group(node)) if node.key else None
+        if winner is not None and winner[1] != node.pk:
+            losers[node.pk] = winner[1]
+    return losers
+
+
+def below_confidence(principal: Principal, nodes: Iterable[Node]) -> set[int]:
+    """Ids of `nodes` under the team's minimum confidence (Team.min_confidence)."""
+    floor = principal.team.min_confidence
+    return {node.pk for node in nodes if node.confidence < floor} if floor > 0 else set()
