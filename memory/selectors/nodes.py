@@ -156,13 +156,16 @@ def node_audit_trail(*, principal: Principal, node_ids: list[int]) -> QuerySet[A
 
 def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node]:
     """Browse the team's nodes with optional filters (scope, workspace_id, user_id,
-    session_id, domain, category_path_prefix, type, status, key); newest first."""
+    session_id, domain, category_path_prefix, type, status, key); newest first. Without a
+    status filter, soft-deleted nodes are left out."""
     nodes = nodes_for_team(principal=principal)
     exact = {name: filters[name] for name in ("scope", "workspace_id", "user_id", "domain", "type", "key")
              if filters.get(name)}
     nodes = nodes.filter(**exact)
     if filters.get("status"):
         nodes = nodes.filter(status_q(filters["status"]))
+    else:
+        nodes = nodes.exclude(status=NodeStatus.DELETED)  # forgotten nodes only when asked for (S05)
     if filters.get("session_id"):
         nodes = nodes.filter(session__external_id=filters["session_id"])
     prefix = filters.get("category_path_prefix")

@@ -22,8 +22,8 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
 from memory.selectors.conflicts import conflict_losers
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json, value_hash
 from memory.validation import clean_text

@@ -1,0 +1,39 @@
+"""Store upkeep run by background jobs (R-EXTRACT upkeep, R-STORE; scenario S07).
+
+Every change is audited with the job as actor (`system:<job>`), one event per node, so a
+memory never leaves the active set without a trace.
+"""
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+from django_scopes import scope
+
+from accounts.models import Team
+from accounts.principal import system_principal
+from memory.models import Node, NodeStatus
+from memory.services.audit import audit_record
+
+EXPIRE_BATCH = 500
+
+
+def nodes_expire_due(*, team: Team, now: datetime | None = None, batch: int = EXPIRE_BATCH) -> list[int]:
+    """Mark the team's active nodes whose expires_at has passed as expired (at most `batch`
+    per call, oldest expiry first). Returns their ids. Reads already treat them as expired;
+    this makes the row say so, with an audit event `memory.node.expired` by system:expiry."""
+    now = now or timezone.now()
+    principal = system_principal(team, "expiry")
+    with scope(team=team), transaction.atomic():
+        due = list(
+            Node.objects.select_for_update(skip_locked=True)
+            .filter(team=team, status=NodeStatus.ACTIVE, expires_at__lte=now)
+            .order_by("expires_at", "pk")[:batch]
+        )
+        for node in due:
+            node.status = NodeStatus.EXPIRED
+            node.updated_at = now
+            node.save(update_fields=["status", "updated_at"])
+            audit_record(principal=principal, event_type="memory.node.expired", node=node, reason="expires_at passed",
+                         payload={"previous_status": NodeStatus.ACTIVE, "expires_at": node.expires_at.isoformat()})
+    return [node.pk for node in due]
