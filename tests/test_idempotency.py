@@ -242,6 +242,21 @@ def test_a_stored_answer_purges_the_teams_expired_records(agent_client, other_ag
     assert sorted(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new-1", "other-team-old"]
 
 
+def test_the_header_is_documented_on_every_write_operation(client, db):
+    schema = json.loads(client.get(reverse("api-schema"), {"format": "json"}).content)
+    writes = {(path, method): operation for path, operations in schema["paths"].items()
+              for method, operation in operations.items() if method in ("post", "put", "patch", "delete")}
+    assert ("/api/v1/messages", "post") in writes and ("/api/v1/memory/propose", "post") in writes
+    for (path, method), operation in writes.items():
+        header = [item for item in operation["parameters"] if item["name"] == "Idempotency-Key"]
+        assert header and header[0]["in"] == "header" and header[0]["schema"]["maxLength"] == 255, (path, method)
+        assert operation["responses"]["422"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+        success = [status for status in operation["responses"] if status.startswith("2")]
+        assert success and all("Idempotent-Replayed" in operation["responses"][status]["headers"] for status in success)
+    for operation in schema["paths"]["/api/v1/messages"]["get"], schema["paths"]["/api/v1/nodes"]["get"]:
+        assert all(item["name"] != "Idempotency-Key" for item in operation.get("parameters", []))
+
+
 # Races through real parallel connections (PostgreSQL: the in-memory SQLite test database is
 # not shared between threads). Each thread is its own agent process with its own client; the
 # view enters the team scope itself.
