@@ -167,6 +167,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.add_error_responses",
+        "memory.api.schema.add_idempotency_key",
     ],
 }
 

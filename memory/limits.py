@@ -41,3 +41,6 @@ CATEGORY_PREFIX_MAX = 600  # characters of a category_path_prefix ("a/b/c") in a
 CONTEXT_TOP_N_MAX = 50
 CONTEXT_MAX_CHARS_MAX = 100_000
 CONTEXT_RECENT_MESSAGES_MAX = 20
+
+IDEMPOTENCY_KEY_MAX = 255  # Idempotency-Key header: 1–255 printable ASCII characters, no spaces
+IDEMPOTENCY_TTL_HOURS = 24  # a stored first answer is replayed for this long, then the key starts afresh

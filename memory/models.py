@@ -1,9 +1,9 @@
 """The memory store (seed 000 核心数据模型 / SQLite 落地方案, R-STORE).
 
 Four tables of the seed — messages, summaries, nodes, audit events — plus the session
-they hang from and the hit ledger. Every row carries `team`; the default manager of each
-model is scoped by django-scopes, so a query outside `scope(team=...)` raises instead of
-reading across teams.
+they hang from, the hit ledger and the stored answers of writes sent with an
+Idempotency-Key. Every row carries `team`; the default manager of each model is scoped by
+django-scopes, so a query outside `scope(team=...)` raises instead of reading across teams.
 
 Identity strings (workspace_id, user_id, session_id) are the agent's own, namespaced by
 team: a session is keyed by (team, workspace_id, user_id, session_id), so two users or two
@@ -327,6 +327,40 @@ class Retrieval(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["team", "created_at"], name="retrieval_team_created_idx")]
+
+
+class IdempotencyRecord(models.Model):
+    """The first successful answer to a write sent with an `Idempotency-Key` header (R-API).
+
+    One row per (team, caller, key). It is inserted, still empty, at the start of the
+    write's transaction and filled with the answer before that transaction commits, so a
+    committed row always holds a complete 2xx answer and a committed write always has its
+    row. `caller` is `key:<agent key id>` or `user:<user id>`. `fingerprint` is the SHA-256
+    (hex) of the method, path, query string and raw body. `response_body` is the rendered
+    JSON text, so a replay is byte-identical (jsonb would reorder its keys). Rows older than
+    limits.IDEMPOTENCY_TTL_HOURS count as absent.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    caller = models.CharField(max_length=64)
+    key = models.CharField(max_length=255)
+    method = models.CharField(max_length=8)
+    path = models.TextField()
+    fingerprint = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField(default=0)
+    response_body = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = TeamScopedManager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "caller", "key"], name="idempotency_caller_key_unique")
+        ]
+        indexes = [models.Index(fields=["team", "created_at"], name="idempotency_team_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.caller}:{self.key}"
 
 
 from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models

@@ -1,9 +1,10 @@
 """The agent API v1 (R-API): thin adapters — validate, call a service or selector, serialise."""
 
+from contextlib import ExitStack
 from urllib.parse import urlencode
 
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django_scopes import scope
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -15,7 +16,8 @@ from rest_framework.views import APIView
 
 from memory.api import serializers as s
 from memory.api.errors import not_found_view
-from memory.errors import NotFound
+from memory.errors import InvalidInput, NotFound
+from memory.limits import IDEMPOTENCY_KEY_MAX
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_page
 from memory.selectors.nodes import Owner, node_audit_trail, node_chain, node_get, node_list, node_text_filter
@@ -23,18 +25,59 @@ from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
 from memory.selectors.retrievals import retrieval_explain, retrieval_get
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
+from memory.services.idempotency import (
+    IdempotentWrite,
+    StoredResponse,
+    WriteRequest,
+    idempotency_key_problem,
+    idempotent_write,
+)
 from memory.services.messages import MessageInput, messages_append
 from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
 from memory.services.summaries import LIST_FIELDS, SummaryInput, summary_append
 from memory.validation import text_problem
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class _Replay(Exception):
+    """Not an error: carries a retried write's stored answer from initial() past the handler."""
+
+    def __init__(self, stored: StoredResponse):
+        super().__init__(stored.status)
+        self.stored = stored
+
 
 class TeamAPIView(APIView):
     """Base view: after authentication and permission, everything runs inside the principal's
-    team scope (django-scopes), so an unscoped query raises instead of reading across teams."""
+    team scope (django-scopes), so an unscoped query raises instead of reading across teams.
+
+    Every write method (POST, PUT, PATCH, DELETE) accepts an `Idempotency-Key` header (R-API;
+    rules in memory.services.idempotency): 1–255 printable ASCII characters without spaces,
+    else 400. The handler then runs in one transaction with the key's record; a 2xx answer is
+    stored (rendered JSON) and a retry with the same key and request gets it back, status and
+    body, with `Idempotent-Replayed: true`, without running the handler again. A non-2xx answer
+    is not stored and its writes roll back. The same key for another request: 422. A second
+    request racing the first waits for it and replays its answer. By method, not by what the
+    handler does: POSTs that only read (/memory/search, /memory/get) replay too; GET, HEAD and
+    OPTIONS ignore the header.
+    """
 
     required_right: str | None = None
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method in WRITE_METHODS and IDEMPOTENCY_HEADER in request.headers:
+            request.body  # noqa: B018 - read it now: a session's CSRF check may consume the stream before initial()
+        self._idempotent_write: IdempotentWrite | None = None
+        with ExitStack() as self._request_context:  # the team scope and a keyed write's transaction
+            response = super().dispatch(request, *args, **kwargs)
+            if self._idempotent_write is not None:
+                response.render()
+                self._idempotent_write.store(status=response.status_code, body=response.content.decode())
+            return response
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -43,15 +86,27 @@ class TeamAPIView(APIView):
                 problem = text_problem(value)
                 if problem:
                     raise ParseError(f"query parameter {key!r} {problem}")
-        self._team_scope = scope(team=request.principal.team)
-        self._team_scope.__enter__()
+        self._request_context.enter_context(scope(team=request.principal.team))
+        if request.method in WRITE_METHODS and IDEMPOTENCY_HEADER in request.headers:
+            self._hold_idempotency_key(request, request.headers[IDEMPOTENCY_HEADER])
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        team_scope = getattr(self, "_team_scope", None)
-        if team_scope is not None:
-            self._team_scope = None
-            team_scope.__exit__(None, None, None)
-        return super().finalize_response(request, response, *args, **kwargs)
+    def _hold_idempotency_key(self, request, key: str) -> None:
+        problem = idempotency_key_problem(key)
+        if problem:
+            message = f"must be 1–{IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces; this one {problem}"
+            raise InvalidInput(f"{IDEMPOTENCY_HEADER} {message}", fields={IDEMPOTENCY_HEADER: [message]})
+        write = WriteRequest(method=request.method, path=request.path, query=request.META.get("QUERY_STRING", ""),
+                             body=request.body)
+        held = self._request_context.enter_context(idempotent_write(principal=request.principal, key=key, request=write))
+        if held.replay is not None:
+            raise _Replay(held.replay)
+        self._idempotent_write = held
+
+    def handle_exception(self, exc):
+        if isinstance(exc, _Replay):
+            return HttpResponse(exc.stored.body, status=exc.stored.status, content_type="application/json",
+                                headers={REPLAYED_HEADER: "true"})
+        return super().handle_exception(exc)
 
     def query(self, serializer_class):
         serializer = serializer_class(data=self.request.query_params.dict())

@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_team_min_confidence'),
-        ('memory', '0005_identical_active_unique'),
+        ('memory', '0006_idempotency_record'),
     ]
 
     operations = [
