@@ -1,7 +1,10 @@
 """Scenarios from ../shared/cases/SCENARIOS.md that the spine reaches, mapped to tests.
 
+S01 identical re-add ................. tests/test_scenarios_governance.py (and S02–S04, S06, S07 there)
 S05 delete leaves index entry ......... tests/memory/services/test_nodes.py (hard delete, index rows),
-                                        tests/memory/selectors/test_query.py (deleted rows take no top-k slot)
+                                        tests/memory/selectors/test_query.py (deleted rows take no top-k slot),
+                                        tests/memory/api/test_forget_api.py (REST and memory_forget)
+S05, S15, S18, S19 again through proposals, extraction batches and forget: tests/test_scenarios_governance.py
 S08 scope filter on every section ..... tests/memory/api/test_isolation.py::test_search_scoped_to_a_workspace…
 S09 empty allow-list fails open ....... tests/memory/api/test_isolation.py::test_a_key_with_an_empty_workspace…
 S10 session id reused by another user . tests/memory/api/test_messages_api.py, tests/memory/services/test_messages.py

@@ -99,12 +99,12 @@ class ToolsView(TeamAPIView):
     """The four memory tools as JSON-Schema function definitions for an LLM (R-TOOLS)."""
 
     @extend_schema(operation_id="tools_list", parameters=[
-        OpenApiParameter("format", str, enum=["openai", "anthropic"], required=False,
+        OpenApiParameter("provider", str, enum=["openai", "anthropic"], required=False,
                          description="openai: [{type: function, function: {name, description, parameters}}]; "
                                      "anthropic: [{name, description, input_schema}]"),
     ], responses={200: inline_serializer("ToolList", {"tools": serializers.ListField(child=serializers.DictField())})})
     def get(self, request):
-        flavour = request.query_params.get("format", "openai")
+        flavour = request.query_params.get("provider", "openai")
         if flavour not in ("openai", "anthropic"):
-            raise ValidationError({"format": ["openai or anthropic"]})
+            raise ValidationError({"provider": ["openai or anthropic"]})
         return Response({"tools": tool_definitions(flavour)})

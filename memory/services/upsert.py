@@ -11,18 +11,21 @@ node_upsert looks at the slot the new node would take among its owner's active n
   written and the result names the conflicting node (requires_confirmation);
 - the slot is free → a new node is inserted.
 
-Two racing writers meet at the unique index node_active_slot_unique: the loser looks again
-and ends in one of the cases above, so a key never holds two active values.
+Writers of one slot take turns: on PostgreSQL a transaction-scoped advisory lock on the slot
+(SQLite serialises writers already). Should two still meet at the unique index
+node_active_slot_unique, the loser looks again and ends in one of the cases above, so a key
+never holds two active values.
 """
 
+import hashlib
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict
-from memory.models import Node
+from memory.models import Node, Scope
 from memory.services.audit import audit_record, node_snapshot
 from memory.services.nodes import (
     NodeInput,
@@ -78,7 +81,21 @@ def node_upsert(
     raise Conflict("the same memory was being written at the same time; retry")
 
 
+def _lock_slot(principal: Principal, data: NodeInput) -> None:
+    """Wait for other writers of this owner's domain, type and key (PostgreSQL advisory lock,
+    released at the end of the transaction)."""
+    if connection.vendor != "postgresql":
+        return
+    owner = {Scope.SESSION: [data.workspace_id, data.user_id, data.session_id], Scope.WORKSPACE: [data.workspace_id],
+             Scope.USER: [data.user_id]}.get(data.scope, [])
+    identity = "\x00".join([str(principal.team.pk), data.scope, *owner, data.domain, data.type, data.key])
+    lock_id = int.from_bytes(hashlib.sha256(identity.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_id])
+
+
 def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_conflict: str, confirm: bool) -> UpsertResult:
+    _lock_slot(principal, data)
     holder = slot_holders(principal, data).select_for_update().order_by("pk").first()
     if holder is not None and is_identical(holder, data):
         changes = descriptive_changes(holder, data)

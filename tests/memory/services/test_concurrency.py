@@ -11,7 +11,7 @@ from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
 from memory.errors import Conflict
 from memory.models import Node, NodeStatus
-from memory.services.nodes import NodeInput, node_supersede, supersede_input
+from memory.services.nodes import NodeInput, node_supersede, node_update, supersede_input
 from memory.services.upsert import node_upsert
 
 pytestmark = [
@@ -59,7 +59,7 @@ def test_parallel_identical_creates_leave_one_active_node(racer):
 
 
 def test_parallel_supersedes_of_one_node_leave_one_successor(racer):
-    for round_number in range(10):
+    for round_number in range(20):
         old = node_upsert(principal=racer, data=NodeInput(scope="user", user_id="u1", type="fact",
                                                             key=f"k{round_number}", value_json="old", title="old")).node
         results = in_parallel(2, lambda old=old: node_supersede(
@@ -69,3 +69,49 @@ def test_parallel_supersedes_of_one_node_leave_one_successor(racer):
         assert len(winners) == 1 and len(losers) == 1, results
         assert Node.objects.filter(key=f"k{round_number}", status=NodeStatus.ACTIVE).count() == 1
         assert Node.objects.get(pk=old.pk).status == NodeStatus.SUPERSEDED
+
+
+def _chain_is_linear(key: str) -> None:
+    nodes = list(Node.objects.filter(key=key).order_by("pk"))
+    successors = [node.supersedes_id for node in nodes if node.supersedes_id]
+    assert len(successors) == len(set(successors))  # no node was superseded twice (no fork)
+    assert sum(1 for node in nodes if node.supersedes_id is None) == 1  # one root
+    assert [node.status for node in nodes].count(NodeStatus.ACTIVE) == 1
+
+
+def test_parallel_different_values_of_a_one_valued_key_leave_one_active_value_and_a_chain(racer):
+    for round_number in range(5):
+        key = f"diet{round_number}"
+
+        def write(index: int, key=key):
+            data = NodeInput(scope="user", user_id="u1", type="fact", key=key, value_json=f"v{index}", title=f"v{index}")
+            return node_upsert(principal=racer, data=data)
+
+        counter = iter(range(8))
+        results = in_parallel(8, lambda: write(next(counter)), racer.team)
+        assert all(not isinstance(result, Exception) for result in results), results
+        _chain_is_linear(key)
+        assert Node.objects.filter(key=key).count() == 8  # every value was kept in the history
+
+
+def test_parallel_identical_keyless_notes_are_stored_once(racer):
+    data = NodeInput(scope="user", user_id="u1", type="fact", title="Likes hiking", content="on weekends")
+    for _ in range(5):
+        results = in_parallel(6, lambda: node_upsert(principal=racer, data=data), racer.team)
+        assert all(not isinstance(result, Exception) for result in results), results
+        assert len({result.node.pk for result in results}) == 1
+    assert Node.objects.filter(title="Likes hiking").count() == 1
+
+
+def test_parallel_updates_at_one_version_let_exactly_one_win(racer):
+    node = node_upsert(principal=racer, data=NodeInput(scope="user", user_id="u1", type="fact", key="v",
+                                                       value_json=1, title="v")).node
+    for round_number in range(10):
+        version = Node.objects.get(pk=node.pk).version
+        counter = iter(range(2))
+        results = in_parallel(2, lambda: node_update(
+            principal=racer, node_id=node.pk, changes={"title": f"edit {round_number}.{next(counter)}"},
+            expected_version=version), racer.team)
+        assert sum(isinstance(result, Node) for result in results) == 1, results
+        assert sum(isinstance(result, Conflict) for result in results) == 1, results
+        assert Node.objects.get(pk=node.pk).version == version + 1
