@@ -224,3 +224,36 @@ def test_a_node_line_keeps_the_title_when_the_content_does_not_say_it(principal)
     block = build(principal, owner=Owner(user_id="u1")).block
     assert "- 用户对花生过敏: 推荐菜谱时不要用花生。" in block
     assert "- 推荐菜谱时优先少油。" in block
+
+
+def test_a_session_value_of_a_key_wins_over_the_users_and_the_loser_is_omitted(principal, cooking):
+    avoid, flavor = cooking
+    append(principal, "今天想吃辣的", session_id="cook-1", user_id="xiaoming", workspace_id="home")
+    today = make_node(principal, scope="session", session_id="cook-1", user_id="xiaoming", workspace_id="home",
+                      domain="生活技能", type="preference", key="flavor_profile", value_json={"spicy": "high"},
+                      title="今天想吃辣", content="这次做饭可以辣一点。")
+    context = build(principal, "今晚吃什么")
+    assert "这次做饭可以辣一点。" in context.block and "推荐菜谱时优先少油少辣。" not in context.block
+    assert {(item.node_id, item.reason) for item in context.omitted} >= {(flavor.pk, "conflict_lost")}
+    assert today.pk in context.used_memory_ids and flavor.pk not in context.used_memory_ids
+
+
+def test_the_seed_example_constraint_and_preference_both_come_back_constraint_first(principal):
+    append(principal, "今天胃不舒服", session_id="cook-1", user_id="xiaoming", workspace_id="home")
+    likes = make_node(principal, **COOKING, key="preferred_cuisine", value_json="川菜", title="喜欢川菜",
+                      cardinality="many")
+    today = make_node(principal, **{**COOKING, "type": "constraint"}, key="flavor_profile", value_json={"spicy": "low"},
+                      title="今天胃不舒服，少辣", expires_at=timezone.now() + timedelta(hours=12))
+    context = build(principal, "晚饭推荐")
+    assert context.block.index("今天胃不舒服，少辣") < context.block.index("喜欢川菜")
+    assert {likes.pk, today.pk} <= set(context.used_memory_ids)
+
+
+def test_nodes_below_the_teams_minimum_confidence_are_left_out(principal, cooking):
+    avoid, flavor = cooking
+    type(avoid).objects.filter(pk=avoid.pk).update(confidence=0.3)
+    principal.team.min_confidence = 0.5
+    principal.team.save(update_fields=["min_confidence"])
+    context = build(principal, "香菜")
+    assert avoid.pk not in context.used_memory_ids
+    assert (avoid.pk, "low_confidence") in {(item.node_id, item.reason) for item in context.omitted}

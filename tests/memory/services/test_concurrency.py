@@ -88,7 +88,7 @@ def test_parallel_different_values_of_a_one_valued_key_leave_one_active_value_an
             return node_upsert(principal=racer, data=data)
 
         counter = iter(range(8))
-        results = in_parallel(8, lambda: write(next(counter)), racer.team)
+        results = in_parallel(8, lambda counter=counter: write(next(counter)), racer.team)
         assert all(not isinstance(result, Exception) for result in results), results
         _chain_is_linear(key)
         assert Node.objects.filter(key=key).count() == 8  # every value was kept in the history
@@ -109,7 +109,7 @@ def test_parallel_updates_at_one_version_let_exactly_one_win(racer):
     for round_number in range(10):
         version = Node.objects.get(pk=node.pk).version
         counter = iter(range(2))
-        results = in_parallel(2, lambda: node_update(
+        results = in_parallel(2, lambda counter=counter, round_number=round_number, version=version: node_update(
             principal=racer, node_id=node.pk, changes={"title": f"edit {round_number}.{next(counter)}"},
             expected_version=version), racer.team)
         assert sum(isinstance(result, Node) for result in results) == 1, results
