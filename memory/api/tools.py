@@ -10,6 +10,8 @@ from typing import Any
 
 from drf_spectacular.generators import SchemaGenerator
 
+from memory.services.proposals import REFUSALS
+
 TOOLS = (
     ("memory_search", "memory_search", "/api/v1/memory/search",
      "Search long-term memory: exact lookups by key and value, and keyword search (English or Chinese) over "
@@ -20,11 +22,13 @@ TOOLS = (
      "Ask the memory service to remember, update, supersede (correct), expire or delete one memory. The service "
      "normalises it to the controlled schema and checks scope, source and conflicts; it answers accepted=false "
      "with a reason code instead of writing something it should not. Use explicit_user_intent only when the user "
-     "asked to remember. If requires_confirmation, ask the user, then repeat with confirm=true."),
+     "asked to remember. If requires_confirmation, ask the user, then repeat with confirm=true. Refusal reasons: "
+     + ", ".join(REFUSALS) + "."),
     ("memory_forget", "memory_forget", "/api/v1/memory/forget",
      "Forget memories by id or by selector (scope, domain, category, type, key, value, source messages). "
      "If several match, or mode is hard, the answer is requires_confirmation with the candidates: ask the user, "
-     "then repeat with confirm=true."),
+     "then repeat with confirm=true. Soft keeps the memory for audit and restore; hard erases it and the versions "
+     "it replaced."),
 )
 _SCHEMA_NOISE = ("readOnly", "writeOnly")
 
