@@ -76,3 +76,36 @@ def test_field_paths_in_batch_errors_use_one_style(agent_client):
                                                         {"session_id": "s1", "role": "robot", "content": "x"}]},
                                  format="json")
     assert list(response.json()["error"]["fields"]) == ["messages[1].role"]
+
+
+WEIRD = [None, True, -1, 0, 2**70, 1.5, "", "x\u0000", " s ", "💥" * 300, [], [None], {}, {"a": None}, [[[]]]]
+
+
+@pytest.mark.parametrize("path,base", [
+    ("/api/v1/memory/propose", {"operation": "create", "session_id": "s1",
+                                "node": {"scope": "session", "type": "fact", "title": "t"}}),
+    ("/api/v1/memory/forget", {"user_id": "u1", "key": "k"}),
+    ("/api/v1/memory/extractions", {"session_id": "s1", "operations": [
+        {"operation": "create", "node": {"scope": "session", "type": "fact", "title": "t"}}]}),
+])
+def test_any_field_of_a_governance_write_set_to_anything_is_never_a_500(agent_client, path, base):
+    fields = set(base) | {"id", "scope", "mode", "confirm", "target_id", "explicit_user_intent", "expected_version",
+                          "on_nonconforming", "value_json", "source_message_ids", "category_path_prefix", "reason"}
+    for name in sorted(fields):
+        for value in WEIRD:
+            response = agent_client.post(path, {**base, name: value}, format="json")
+            assert response.status_code < 500, (path, name, value, response.content[:200])
+            assert "error" in response.json() or response.status_code in (200, 201)
+    node_fields = ["scope", "type", "key", "value_json", "title", "content", "tags", "entities", "category_path",
+                   "confidence", "importance", "expires_at", "source_message_ids", "parent_id", "domain"]
+    if "node" in base:
+        for name in node_fields:
+            for value in WEIRD:
+                body = {**base, "node": {**base["node"], name: value}}
+                response = agent_client.post(path, body, format="json")
+                assert response.status_code < 500, (path, name, value, response.content[:200])
+    for node_id in ("0", "-1", "x", "99999999999999999999", "1.5"):
+        for method in ("delete", "post"):
+            suffix = "" if method == "delete" else "/restore"
+            response = getattr(agent_client, method)(f"/api/v1/nodes/{node_id}{suffix}?mode=\u0000")
+            assert response.status_code in (400, 404), (node_id, method, response.status_code)
