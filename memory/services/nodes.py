@@ -64,14 +64,14 @@ def _owner(principal: Principal, data: NodeInput) -> dict[str, Any]:
 
 
 def _bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
-    """Check that every source message exists in the team (and in the caller's session, when
-    the caller names one); returns the ids in the order given."""
+    """Check that every source message exists in the team, outside soft-deleted sessions (and
+    in the caller's session, when the caller names one); returns the ids in the order given."""
     if not data.source_message_ids:
         return []
     found = {
         pk: (session_pk, workspace)
         for pk, session_pk, workspace in Message.objects.filter(
-            team=principal.team, pk__in=data.source_message_ids
+            team=principal.team, pk__in=data.source_message_ids, session__deleted_at__isnull=True
         ).values_list("pk", "session_id", "session__workspace_id")
     }
     session_pk = None
@@ -363,7 +363,8 @@ def node_supersede(
                          "source_message_ids": list(data.source_message_ids)},
             )
     except IntegrityError:
-        same = _first_identical(_identical_candidates(principal, data), data) if data.key else None
+        with transaction.atomic():  # resolving the owner locks its session
+            same = _first_identical(_identical_candidates(principal, data), data) if data.key else None
         if same is not None:
             raise Conflict(f"node {same.pk} already holds this value; update or forget node {old_node_id} instead") from None
         raise Conflict(f"node {old_node_id} was superseded by another request") from None
