@@ -41,7 +41,9 @@ deleted (an agent key cannot take down a team-wide global memory this way; the w
 is refused, 403, with nothing changed). A session in another team or in a workspace the
 principal may not read is NotFound, like an unknown one. Everything happens in one
 transaction with its audit events, under a lock on the session row: a failure changes
-nothing.
+nothing. Writers lock that row too before touching the conversation (messages_append, and
+node writes of its session or citing its messages), so each runs wholly before a forget
+(and its rows go with it) or wholly after (a new session; sources no longer found).
 """
 
 from dataclasses import dataclass, field
@@ -129,10 +131,11 @@ def session_forget(*, principal: Principal, ref: SessionRef, mode: str, reason: 
         session = _session_for_write(principal, ref)
         if mode == "soft" and session.deleted_at is not None:
             raise Conflict(f"session {ref.session_id!r} is already deleted")
+        message_ids = list(Message.objects.filter(team=principal.team, session=session).values_list("pk", flat=True))
         nodes, kept = _derived_nodes(principal, session)
         _check_nodes(principal, nodes)
         counts = {
-            "messages": Message.objects.filter(team=principal.team, session=session).count(),
+            "messages": len(message_ids),
             "summaries": Summary.objects.filter(team=principal.team, session=session).count(),
             "nodes": 0,
             "source_links": 0,
@@ -142,7 +145,7 @@ def session_forget(*, principal: Principal, ref: SessionRef, mode: str, reason: 
         if mode == "soft":
             deleted = _soft(principal, session, nodes, reason)
         else:
-            deleted = _hard(principal, session, nodes, reason, counts)
+            deleted = _hard(principal, session, nodes, message_ids, reason, counts)
         counts["nodes"] = len(deleted)
         audit_record(
             principal=principal,
@@ -175,9 +178,11 @@ def _soft(principal: Principal, session: Session, nodes: list[Node], reason: str
     return deleted
 
 
-def _hard(principal: Principal, session: Session, nodes: list[Node], reason: str, counts: dict[str, int]) -> list[int]:
+def _hard(
+    principal: Principal, session: Session, nodes: list[Node], message_ids: list[int], reason: str,
+    counts: dict[str, int],
+) -> list[int]:
     team = principal.team
-    message_ids = list(Message.objects.filter(team=team, session=session).values_list("pk", flat=True))
     counts["source_links"] = NodeSource.objects.filter(message__session=session, node__team=team).count()
     counts["retrievals_redacted"] = _redact_retrievals(principal, session, set(message_ids))
     for node in nodes:

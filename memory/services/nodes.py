@@ -63,6 +63,19 @@ def _owner(principal: Principal, data: NodeInput) -> dict[str, Any]:
     return {"session": None, "workspace_id": "", "user_id": ""}
 
 
+def _lock_sessions(principal: Principal, data: NodeInput) -> None:
+    """Lock the sessions a write touches, before any node: its own (session scope) or those of
+    its source messages, in messages_append's order. A conversation's forget locks its
+    session first too (memory.services.forget), so a memory citing its messages is written
+    wholly before it (and goes with it) or finds them gone; no lock cycle is possible."""
+    if data.scope == Scope.SESSION:
+        _owner(principal, data)
+    elif data.source_message_ids:
+        cited = Message.objects.filter(team=principal.team, pk__in=data.source_message_ids).values("session_id")
+        sessions = Session.objects.select_for_update().filter(pk__in=cited)
+        list(sessions.order_by("workspace_id", "user_id", "external_id").values_list("pk", flat=True))
+
+
 def _bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
     """Check that every source message exists in the team, outside soft-deleted sessions (and
     in the caller's session, when the caller names one); returns the ids in the order given."""
@@ -153,6 +166,7 @@ def node_create(*, principal: Principal, data: NodeInput, reason: str = "") -> N
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     principal.check_write_scope(data.scope)
     with transaction.atomic():
+        _lock_sessions(principal, data)
         node = _insert(principal, data)
         audit_record(
             principal=principal, event_type="memory.node.created", node=node, reason=reason,
@@ -206,6 +220,7 @@ def node_upsert(*, principal: Principal, data: NodeInput, reason: str = "") -> U
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     principal.check_write_scope(data.scope)
     with transaction.atomic():
+        _lock_sessions(principal, data)
         candidates = _identical_candidates(principal, data)
 
         def identical() -> Node | None:
@@ -346,6 +361,7 @@ def node_supersede(
     principal.check_write_scope(data.scope)
     try:
         with transaction.atomic():
+            _lock_sessions(principal, data)
             old = node_for_write(principal=principal, node_id=old_node_id, workspace_id=workspace_id)
             claimed = Node.objects.filter(pk=old.pk, status=NodeStatus.ACTIVE).update(
                 status=NodeStatus.SUPERSEDED, updated_at=timezone.now()
