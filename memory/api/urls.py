@@ -2,10 +2,12 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from memory.api import governance_views as gv
-from memory.api import views
+from memory.api import sessions, views
 
 urlpatterns = [
     path("messages", views.MessagesView.as_view(), name="api-messages"),
+    # `path`: a session id may contain "/".
+    path("sessions/<path:session_id>", sessions.SessionView.as_view(), name="api-session"),
     path("summaries", views.SummariesView.as_view(), name="api-summaries"),
     path("summaries/latest", views.SummaryLatestView.as_view(), name="api-summary-latest"),
     path("context", views.ContextView.as_view(), name="api-context"),

@@ -49,9 +49,12 @@ def node_status_counts(*, principal: Principal, filters: dict[str, Any], text: s
 def node_source_messages(*, principal: Principal, node: Node) -> list[Message]:
     """The messages `node` was derived from, in the order the writer gave, with their session.
 
-    One query. Messages in a workspace the principal may not read are left out.
+    One query. Messages in a workspace the principal may not read, or of a soft-deleted
+    session, are left out.
     """
-    messages = Message.objects.filter(team=principal.team, node_links__node=node).select_related("session")
+    messages = Message.objects.filter(
+        team=principal.team, node_links__node=node, session__deleted_at__isnull=True
+    ).select_related("session")
     if principal.workspace_ids is not None:
         messages = messages.filter(
             Q(session__workspace_id__in=sorted(principal.workspace_ids)) | Q(session__workspace_id="")

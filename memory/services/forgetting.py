@@ -8,7 +8,8 @@ never reaches past that owner, so "forget everything of mine" cannot touch anoth
   and restore.
 - hard: the node and the versions it superseded (its chain: they hold the same fact) are
   removed with their source links and keyword-index entries (the index lives on the row), and
-  their content is redacted from earlier audit payloads. The audit keeps who, when, why and
+  their content is redacted from earlier audit payloads, and the team's stored
+  Idempotency-Key answers (which may quote it) are dropped. The audit keeps who, when, why and
   how many: one event per removed node and one `memory.forget` event with the ids.
 
 More than one candidate, or any hard delete through the tool, needs `confirm`: without it the
@@ -29,6 +30,7 @@ from memory.errors import Conflict, InvalidInput
 from memory.models import Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import audit_record
+from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import node_delete, node_for_write
 from memory.validation import clean_text
@@ -137,6 +139,7 @@ def memory_forget(
                                         f"({mode}); repeat with confirm=true")
         if mode == "hard":
             ids = _with_predecessors(principal, ids)
+            idempotency_forget_answers(team=principal.team)
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
                         workspace_id=selector.owner.workspace_id)

@@ -180,3 +180,12 @@ def idempotency_purge_expired(*, team: Team) -> int:
             return 0
         deleted, _ = IdempotencyRecord.objects.filter(pk__in=ids).delete()
         return deleted
+
+
+def idempotency_forget_answers(*, team: Team) -> int:
+    """Delete the team's stored answers (R-STORE provable forgetting): an answer may quote what a
+    hard forget just erased. Called inside the forget's transaction; the record of the request
+    in progress (not answered yet) stays. A retry of an older write then runs again instead of
+    replaying. Returns how many were deleted."""
+    deleted, _ = IdempotencyRecord.objects.filter(team=team).exclude(response_status=0).delete()
+    return deleted

@@ -71,7 +71,8 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
     """Append messages in order, all or nothing; returns them with ids (server order).
 
     Sessions are created on first use. `parent_id` must name a message of the same session.
-    Raises InvalidInput (nothing stored) or AccessDenied. One audit event per session touched.
+    Raises InvalidInput (nothing stored), AccessDenied, or Conflict (a soft-deleted session).
+    One audit event per session touched.
     """
     if not messages:
         raise InvalidInput("no messages to append", fields={"messages": ["may not be empty"]})
@@ -88,10 +89,11 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
 
     now = timezone.now()
     with transaction.atomic():
-        sessions: dict[SessionRef, Session] = {}
-        for item in messages:
-            if item.session not in sessions:
-                sessions[item.session] = session_get_or_create(principal=principal, ref=item.session)
+        # Sessions are locked in one fixed order, so two batches over the same sessions cannot deadlock.
+        sessions: dict[SessionRef, Session] = {
+            ref: session_get_or_create(principal=principal, ref=ref)
+            for ref in sorted({item.session for item in messages}, key=lambda ref: ref.sort_key)
+        }
         parent_ids = {item.parent_id for item in messages if item.parent_id is not None}
         parents = dict(
             Message.objects.filter(team=principal.team, pk__in=parent_ids).values_list("pk", "session_id")

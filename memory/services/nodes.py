@@ -56,15 +56,28 @@ def owner_columns(principal: Principal, data: NodeInput) -> dict[str, Any]:
     return {"session": None, "workspace_id": "", "user_id": ""}
 
 
+def lock_sessions(principal: Principal, data: NodeInput) -> None:
+    """Lock the sessions a write touches, before any node: its own (session scope) or those of
+    its source messages, in messages_append's order. A conversation's forget locks its
+    session first too (memory.services.forget), so a memory citing its messages is written
+    wholly before it (and goes with it) or finds them gone; no lock cycle is possible."""
+    if data.scope == Scope.SESSION:
+        owner_columns(principal, data)
+    elif data.source_message_ids:
+        cited = Message.objects.filter(team=principal.team, pk__in=data.source_message_ids).values("session_id")
+        sessions = Session.objects.select_for_update().filter(pk__in=cited)
+        list(sessions.order_by("workspace_id", "user_id", "external_id").values_list("pk", flat=True))
+
+
 def _bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
-    """Check that every source message exists in the team (and in the caller's session, when
-    the caller names one); returns the ids in the order given."""
+    """Check that every source message exists in the team, outside soft-deleted sessions (and
+    in the caller's session, when the caller names one); returns the ids in the order given."""
     if not data.source_message_ids:
         return []
     found = {
         pk: (session_pk, workspace)
         for pk, session_pk, workspace in Message.objects.filter(
-            team=principal.team, pk__in=data.source_message_ids
+            team=principal.team, pk__in=data.source_message_ids, session__deleted_at__isnull=True
         ).values_list("pk", "session_id", "session__workspace_id")
     }
     session_pk = None
@@ -149,6 +162,7 @@ def node_create(*, principal: Principal, data: NodeInput, reason: str = "") -> N
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     principal.check_write_scope(data.scope)
     with transaction.atomic():
+        lock_sessions(principal, data)
         try:
             with transaction.atomic():
                 node = insert_node(principal, data)
@@ -333,10 +347,12 @@ def node_supersede(
     principal.check_write_scope(data.scope)
     try:
         with transaction.atomic():
+            lock_sessions(principal, data)
             old = node_for_write(principal=principal, node_id=old_node_id, workspace_id=workspace_id)
             new = supersede_locked(principal, old, data, reason=reason)
     except IntegrityError:
-        holder = slot_holders(principal, data).first()
+        with transaction.atomic():  # resolving the owner locks its session
+            holder = slot_holders(principal, data).first()
         if holder is not None and holder.pk != old_node_id:
             raise Conflict(f"node {holder.pk} already holds this slot; update or forget it instead") from None
         raise Conflict(f"node {old_node_id} was superseded by another request") from None

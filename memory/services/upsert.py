@@ -33,6 +33,7 @@ from memory.services.nodes import (
     descriptive_changes,
     insert_node,
     is_identical,
+    lock_sessions,
     slot_holders,
     supersede_locked,
     validate_node_input,
@@ -95,6 +96,7 @@ def _lock_slot(principal: Principal, data: NodeInput) -> None:
 
 
 def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_conflict: str, confirm: bool) -> UpsertResult:
+    lock_sessions(principal, data)  # sessions first, as every writer and a conversation's forget do
     _lock_slot(principal, data)
     holder = slot_holders(principal, data).select_for_update().order_by("pk").first()
     if holder is not None and is_identical(holder, data):

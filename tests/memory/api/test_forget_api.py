@@ -174,3 +174,20 @@ def test_restore_undoes_a_supersede(agent_client, principal):
     assert [n.pk for n in Node.objects.filter(key="diet", status="active")] == [old.pk]
     # the successor can come back only after the old node gives up its slot again
     assert agent_client.post(f"/api/v1/nodes/{new}/restore", {}, format="json").status_code == 409
+
+
+def test_hard_forgetting_drops_stored_idempotent_answers_that_quote_it(agent_client, principal):
+    from memory.models import IdempotencyRecord
+
+    said = agent_client.post("/api/v1/messages", {"session_id": "s1", "user_id": "u1", "role": "user",
+                                                  "content": SECRET}, format="json",
+                             HTTP_IDEMPOTENCY_KEY="m-1").json()["ids"][0]
+    created = agent_client.post("/api/v1/memory/propose", {
+        "session_id": "s1", "user_id": "u1", "operation": "create", "explicit_user_intent": True,
+        "node": {"scope": "user", "type": "fact", "key": "zebra", "title": SECRET, "source_message_ids": [said]}},
+        format="json", HTTP_IDEMPOTENCY_KEY="p-1").json()
+    assert any(SECRET in record.response_body for record in IdempotencyRecord.objects.all())
+    forget(agent_client, **U1, id=created["node_id"], mode="hard", confirm=True)
+    agent_client.delete("/api/v1/sessions/s1?user_id=u1&mode=hard")
+    assert not any(SECRET in record.response_body for record in IdempotencyRecord.objects.all())
+    assert Node.objects.count() == 0

@@ -8,6 +8,7 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from accounts.services import agent_key_create, agent_key_revoke
 from memory.api import urls as api_urls
+from memory.models import Message
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 from tests.conftest import key_client
@@ -32,6 +33,8 @@ def requests_for(world, retrieval_id):
     return {
         "api-messages": [("get", reverse("api-messages"), {**CTX}),
                          ("post", reverse("api-messages"), {**CTX, "role": "user", "content": "x"})],
+        "api-session": [("delete", reverse("api-session", args=["s1"]) + "?workspace_id=w1&user_id=u1&mode=hard",
+                         None)],
         "api-summaries": [("get", reverse("api-summaries"), {**CTX}),
                           ("post", reverse("api-summaries"), {**CTX, "summary": "x"})],
         "api-summary-latest": [("get", reverse("api-summary-latest"), {**CTX})],
@@ -57,10 +60,8 @@ def requests_for(world, retrieval_id):
 
 
 def send(client, method, url, body):
-    if method == "get":
-        return client.get(url, body or {})
-    if method == "delete":
-        return client.delete(url)
+    if method in ("get", "delete"):
+        return getattr(client, method)(url, body or {})
     return client.post(url, data=json.dumps(body or {}), content_type="application/json")
 
 
@@ -79,6 +80,7 @@ def test_another_team_never_sees_this_teams_data(agent_client, other_agent_clien
             assert str(world["message"].pk) not in json.dumps(response.json().get("used_memory_ids", [])), name
     world["node"].refresh_from_db()
     assert world["node"].status == "active" and world["node"].title == SECRET  # nothing another team sent changed it
+    assert Message.objects.filter(pk=world["message"].pk).exists()  # its forget reached its own "s1" only
 
 
 @pytest.mark.parametrize("auth", [None, "Bearer nonsense", "Bearer mk_abcdef123456_wrong", "Basic Zm9vOmJhcg=="])
@@ -86,12 +88,8 @@ def test_missing_or_bad_credentials_get_401_everywhere(world, client, auth):
     headers = {"HTTP_AUTHORIZATION": auth} if auth else {}
     for name, calls in requests_for(world, 1).items():
         for method, url, body in calls:
-            if method == "post":
-                response = client.post(url, body or {}, content_type="application/json", **headers)
-            elif method == "delete":
-                response = client.delete(url, **headers)
-            else:
-                response = client.get(url, body or {}, **headers)
+            response = getattr(client, method)(url, body or {}, content_type="application/json", **headers) \
+                if method == "post" else getattr(client, method)(url, body or {}, **headers)
             assert response.status_code == 401, (name, auth, response.status_code)
             assert response.json()["error"]["code"] == "unauthenticated"
 

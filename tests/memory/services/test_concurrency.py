@@ -9,9 +9,12 @@ from django_scopes import scope
 
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
-from memory.errors import Conflict
-from memory.models import Node, NodeStatus
+from memory.errors import Conflict, InvalidInput
+from memory.models import AuditEvent, Message, Node, NodeStatus, Session
+from memory.services.forget import session_forget
+from memory.services.messages import MessageInput, messages_append
 from memory.services.nodes import NodeInput, node_supersede, node_update, supersede_input
+from memory.services.sessions import SessionRef
 from memory.services.upsert import node_upsert
 
 pytestmark = [
@@ -115,3 +118,60 @@ def test_parallel_updates_at_one_version_let_exactly_one_win(racer):
         assert sum(isinstance(result, Node) for result in results) == 1, results
         assert sum(isinstance(result, Conflict) for result in results) == 1, results
         assert Node.objects.get(pk=node.pk).version == version + 1
+
+
+def jobs(*callables):
+    """One callable per parallel worker, handed out in order."""
+    pending = list(callables)
+    lock = threading.Lock()
+
+    def work():
+        with lock:
+            job = pending.pop(0)
+        return job()
+
+    return work
+
+
+def test_appends_racing_a_hard_forget_never_fail_and_lose_nothing_unaccounted(racer):
+    ref = SessionRef("s1", "w1", "u1")
+
+    def append():
+        return messages_append(principal=racer, messages=[MessageInput(session=ref, role="user", content="hi")])
+
+    for _ in range(5):
+        append()
+        results = in_parallel(6, jobs(lambda: session_forget(principal=racer, ref=ref, mode="hard"),
+                                      *[append] * 5), racer.team)
+        assert all(not isinstance(result, Exception) for result in results), results
+        forgot = next(result for result in results if not isinstance(result, list))
+        # Each append landed either before the forget (and went with it) or after it, in a new session.
+        assert Session.objects.filter(team=racer.team).count() <= 1
+        assert forgot.counts["messages"] + Message.objects.filter(team=racer.team).count() == 6
+        if Session.objects.filter(team=racer.team).exists():  # a clean slate for the next round
+            session_forget(principal=racer, ref=ref, mode="hard")
+
+
+def test_parallel_soft_forgets_of_one_session_leave_one_winner(racer):
+    ref = SessionRef("s1", "w1", "u1")
+    messages_append(principal=racer, messages=[MessageInput(session=ref, role="user", content="hi")])
+    results = in_parallel(4, lambda: session_forget(principal=racer, ref=ref, mode="soft"), racer.team)
+    assert sum(isinstance(result, Conflict) for result in results) == 3, results
+    assert AuditEvent.objects.filter(team=racer.team, event_type="memory.session.deleted").count() == 1
+
+
+def test_memories_citing_a_conversation_racing_its_hard_forget_never_fail_or_outlive_it(racer):
+    ref = SessionRef("s1", "w1", "u1")
+    for round_number in range(5):
+        message = messages_append(principal=racer, messages=[MessageInput(session=ref, role="user", content="hi")])[0]
+
+        def cite(index: int, message_id: int = message.pk, round_number: int = round_number):
+            return node_upsert(principal=racer, data=NodeInput(
+                scope="user", user_id="u1", type="fact", title=f"fact {round_number}.{index}",
+                source_message_ids=[message_id]))
+
+        results = in_parallel(5, jobs(lambda: session_forget(principal=racer, ref=ref, mode="hard"),
+                                      *[lambda index=index: cite(index) for index in range(4)]), racer.team)
+        assert all(not isinstance(result, Exception) or isinstance(result, InvalidInput) for result in results), results
+        # A memory written before the forget went with it; one written after found no source to cite.
+        assert Node.objects.filter(team=racer.team).count() == 0
