@@ -1,4 +1,4 @@
-"""Forgetting, restore, extraction batches and the tool definitions (R-TOOLS, R-STORE, R-API)."""
+"""Proposals, forgetting, restore, extraction batches and the tool definitions (R-TOOLS, R-STORE, R-API)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -8,10 +8,56 @@ from rest_framework.response import Response
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
 from memory.api.tools import tool_definitions
-from memory.api.views import NodeDetailView, TeamAPIView, owner_of, proposal_from, proposal_output
+from memory.api.views import NodeDetailView, TeamAPIView, owner_of
 from memory.selectors.nodes import node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
-from memory.services.proposals import extraction_apply
+from memory.services.proposals import Proposal, extraction_apply, proposal_apply
+
+
+class MemoryProposeView(TeamAPIView):
+    """memory_propose_update (first form): create, update or supersede a node, validated."""
+
+    required_right = "write"
+
+    @extend_schema(operation_id="memory_propose", request=s.ProposeInSerializer,
+                   responses={200: s.ProposeOutSerializer, 201: s.ProposeOutSerializer})
+    def post(self, request):
+        data = self.body(s.ProposeInSerializer)
+        result = proposal_apply(principal=request.principal, proposal=proposal_from(data))
+        return Response(proposal_output(request.principal, result), status=201 if result.created else 200)
+
+
+def proposal_from(data) -> Proposal:
+    return Proposal(
+        operation=data["operation"],
+        node=dict(data.get("node") or {}),
+        reason=data.get("reason", ""),
+        target_id=data.get("target_id"),
+        workspace_id=data.get("workspace_id", ""),
+        user_id=data.get("user_id", ""),
+        session_id=data.get("session_id", ""),
+        explicit_user_intent=data.get("explicit_user_intent", False),
+        expected_version=data.get("expected_version"),
+        confirm=data.get("confirm", False),
+        on_nonconforming=data.get("on_nonconforming", "reject"),
+    )
+
+
+def proposal_output(principal, result) -> dict:
+    node = node_get(principal=principal, node_id=result.node.pk) if result.node is not None else None
+    return {
+        "accepted": result.accepted,
+        "operation": result.operation,
+        "node_id": result.node_id,
+        "created": result.created,
+        "reason": result.reason,
+        "message": result.message,
+        "requires_confirmation": result.requires_confirmation,
+        "conflict_node_id": result.conflict_node_id,
+        "superseded_id": result.superseded_id,
+        "notes": result.notes,
+        "node": s.NodeOutSerializer(node).data if node is not None else None,
+    }
 
 
 def forget_output(result) -> dict:

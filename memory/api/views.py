@@ -33,7 +33,6 @@ from memory.services.idempotency import (
     idempotent_write,
 )
 from memory.services.messages import MessageInput, messages_append
-from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
 from memory.services.summaries import LIST_FIELDS, SummaryInput, summary_append
 from memory.validation import text_problem
@@ -384,52 +383,6 @@ class MemoryGetView(TeamAPIView):
                 raise NotFound("no active node with that key")
             node = found[0]
         return Response(s.NodeOutSerializer(node).data)
-
-
-class MemoryProposeView(TeamAPIView):
-    """memory_propose_update (first form): create, update or supersede a node, validated."""
-
-    required_right = "write"
-
-    @extend_schema(operation_id="memory_propose", request=s.ProposeInSerializer,
-                   responses={200: s.ProposeOutSerializer, 201: s.ProposeOutSerializer})
-    def post(self, request):
-        data = self.body(s.ProposeInSerializer)
-        result = proposal_apply(principal=request.principal, proposal=proposal_from(data))
-        return Response(proposal_output(request.principal, result), status=201 if result.created else 200)
-
-
-def proposal_from(data) -> Proposal:
-    return Proposal(
-        operation=data["operation"],
-        node=dict(data.get("node") or {}),
-        reason=data.get("reason", ""),
-        target_id=data.get("target_id"),
-        workspace_id=data.get("workspace_id", ""),
-        user_id=data.get("user_id", ""),
-        session_id=data.get("session_id", ""),
-        explicit_user_intent=data.get("explicit_user_intent", False),
-        expected_version=data.get("expected_version"),
-        confirm=data.get("confirm", False),
-        on_nonconforming=data.get("on_nonconforming", "reject"),
-    )
-
-
-def proposal_output(principal, result) -> dict:
-    node = node_get(principal=principal, node_id=result.node.pk) if result.node is not None else None
-    return {
-        "accepted": result.accepted,
-        "operation": result.operation,
-        "node_id": result.node_id,
-        "created": result.created,
-        "reason": result.reason,
-        "message": result.message,
-        "requires_confirmation": result.requires_confirmation,
-        "conflict_node_id": result.conflict_node_id,
-        "superseded_id": result.superseded_id,
-        "notes": result.notes,
-        "node": s.NodeOutSerializer(node).data if node is not None else None,
-    }
 
 
 class NodeListView(TeamAPIView):
