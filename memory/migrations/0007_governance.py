@@ -4,26 +4,45 @@ import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.utils.timezone
 from django.db import migrations, models
+from django.utils import timezone
 
 
 def backfill_slots(apps, schema_editor) -> None:
-    """Existing keyed nodes keep their meaning (one active node per value: slot = value hash);
-    keyless nodes get the hash of their text, or a slot of their own where an identical
+    """Give every node its conflict slot. A keyed node takes "" (one active value per key)
+    unless the default schema makes its key many-valued (then its value hash); where a
+    one-valued key already holds several active values, the newest stays active and the
+    others become superseded, each with an audit event (latest wins, as for new writes).
+    Keyless nodes take the hash of their text, or a slot of their own where an identical
     active note already took it."""
+    from memory import schema_defaults
     from memory.services.node_input import conflict_slot
 
+    many = {(domain, node_type, key) for domain, _, node_type, key, _, cardinality, *_ in schema_defaults.SCHEMA_RULES
+            if cardinality == "many"}
     Node = apps.get_model("memory", "Node")
-    taken: set[tuple] = set()
-    for node in Node.objects.all().order_by("-pk").iterator(chunk_size=2000):
+    AuditEvent = apps.get_model("memory", "AuditEvent")
+    taken: dict[tuple, int] = {}
+    for node in Node.objects.all().order_by("-updated_at", "-pk").iterator(chunk_size=2000):
         if node.key:
-            slot = node.value_hash
+            cardinality = "many" if (node.domain, node.type, node.key) in many else "one"
+            slot = conflict_slot(key=node.key, value=node.value_json, cardinality=cardinality, title="", content="")
         else:
             slot = conflict_slot(key="", value=None, cardinality="one", title=node.title, content=node.content)
-            identity = (node.team_id, node.session_id or 0, node.scope, node.workspace_id, node.user_id,
-                        node.domain, node.type, slot)
-            if node.status == "active" and identity in taken:
-                slot = f"legacy:{node.pk}"
-            taken.add(identity)
+        identity = (node.team_id, node.session_id or 0, node.scope, node.workspace_id, node.user_id,
+                    node.domain, node.type, node.key, slot)
+        if node.status == "active" and identity in taken:
+            if node.key:
+                Node.objects.filter(pk=node.pk).update(slot=slot, status="superseded", updated_at=timezone.now())
+                AuditEvent.objects.create(
+                    team_id=node.team_id, event_type="memory.node.superseded", node_id=node.pk,
+                    workspace_id=node.workspace_id, user_id=node.user_id, actor="system:migration",
+                    reason="another value of this one-valued key is newer (latest wins)",
+                    payload={"superseded_by": taken[identity], "previous_status": "active", "rule": "latest_wins"},
+                )
+                continue
+            slot = f"legacy:{node.pk}"
+        elif node.status == "active":
+            taken[identity] = node.pk
         Node.objects.filter(pk=node.pk).update(slot=slot)
 
 
