@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from accounts.services import agent_key_create
 from memory.api import views
 from memory.limits import IDEMPOTENCY_TTL_HOURS
-from memory.models import AuditEvent, IdempotencyRecord, Message, Node, Retrieval
+from memory.models import AuditEvent, IdempotencyRecord, Message, Node
 from memory.services.idempotency import IdempotentWrite, WriteRequest
 from tests.conftest import key_client
 
@@ -72,13 +72,21 @@ def test_a_retried_proposal_creates_one_node_and_one_audit_event(agent_client):
     assert AuditEvent.objects.filter(event_type="memory.node.created").count() == 1
 
 
-def test_a_retried_context_call_replays_its_retrieval(agent_client):
-    body = {"session_id": "s1", "user_id": "u1", "query": "今晚吃什么"}
+def test_posts_that_only_read_answer_afresh_so_a_forgotten_memory_never_comes_back(agent_client, principal):
+    from tests.helpers import make_node
+
+    node = make_node(principal, title="zebra crossing", key="k", value_json="v")
+    body = {"session_id": "s1", "user_id": "u1", "query": "zebra"}
     url = reverse("api-context")
     first = post(agent_client, body, key="context-1", url=url)
+    assert node.pk in first.json()["used_memory_ids"]
+    agent_client.delete(f"/api/v1/nodes/{node.pk}")
     again = post(agent_client, body, key="context-1", url=url)
-    assert again.json()["retrieval_id"] == first.json()["retrieval_id"] == Retrieval.objects.get().pk
-    assert replayed(again)
+    assert not replayed(again) and again.json()["used_memory_ids"] == []
+    assert again.json()["retrieval_id"] != first.json()["retrieval_id"]
+    search = {"user_id": "u1", "query_text": "zebra"}
+    assert post(agent_client, search, key="search-1", url=reverse("api-memory-search")).json()["relevant"] == []
+    assert IdempotencyRecord.objects.filter(key__in=["context-1", "search-1"]).count() == 0
 
 
 @pytest.mark.parametrize("second", [

@@ -61,14 +61,20 @@ class TeamAPIView(APIView):
     body, with `Idempotent-Replayed: true`, without running the handler again. A non-2xx answer
     is not stored and its writes roll back. The same key for another request: 422. A second
     request racing the first waits for it and replays its answer. By method, not by what the
-    handler does: POSTs that only read (/memory/search, /memory/get) replay too; GET, HEAD and
-    OPTIONS ignore the header.
+    handler does, except views that set `replays = False` (the POSTs that only read:
+    /context, /memory/search, /memory/get); GET, HEAD and OPTIONS ignore the header.
     """
 
     required_right: str | None = None
+    # POSTs that only read (context, search, get) answer from memory as it is now: a retry is
+    # answered afresh, so a memory forgotten in between never comes back in a replay.
+    replays: bool = True
+
+    def _keyed_write(self, request) -> bool:
+        return self.replays and request.method in WRITE_METHODS and IDEMPOTENCY_HEADER in request.headers
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method in WRITE_METHODS and IDEMPOTENCY_HEADER in request.headers:
+        if self._keyed_write(request):
             request.body  # noqa: B018 - read it now: a session's CSRF check may consume the stream before initial()
         self._idempotent_write: IdempotentWrite | None = None
         with ExitStack() as self._request_context:  # the team scope and a keyed write's transaction
@@ -86,7 +92,7 @@ class TeamAPIView(APIView):
                 if problem:
                     raise ParseError(f"query parameter {key!r} {problem}")
         self._request_context.enter_context(scope(team=request.principal.team))
-        if request.method in WRITE_METHODS and IDEMPOTENCY_HEADER in request.headers:
+        if self._keyed_write(request):
             self._hold_idempotency_key(request, request.headers[IDEMPOTENCY_HEADER])
 
     def _hold_idempotency_key(self, request, key: str) -> None:
@@ -240,6 +246,7 @@ class ContextView(TeamAPIView):
     """The memory context to inject before a model call (R-CTX)."""
 
     required_right = "read"
+    replays = False
 
     @extend_schema(operation_id="context", request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
     def post(self, request):
@@ -347,6 +354,7 @@ class MemorySearchView(TeamAPIView):
     """memory_search: a MemoryQuery → {exact, relevant, omitted} (R-QUERY)."""
 
     required_right = "read"
+    replays = False
 
     @extend_schema(operation_id="memory_search", request=s.MemoryQueryInSerializer,
                    responses={200: s.MemoryQueryOutSerializer})
@@ -367,6 +375,7 @@ class MemoryGetView(TeamAPIView):
     """memory_get: one node by id, or the best active node for an exact key (and value)."""
 
     required_right = "read"
+    replays = False
 
     @extend_schema(operation_id="memory_get", request=s.MemoryGetInSerializer, responses={200: s.NodeOutSerializer})
     def post(self, request):

@@ -9,19 +9,20 @@ never reaches past that owner, so "forget everything of mine" cannot touch anoth
 - hard: the node and the versions it superseded (its chain: they hold the same fact) are
   removed with their source links and keyword-index entries (the index lives on the row), and
   their content is redacted from earlier audit payloads, and the team's stored
-  Idempotency-Key answers (which may quote it) are dropped. The audit keeps who, when, why and
+  Idempotency-Key answers (which may quote it) are erased: a retry gets 409 answer_forgotten. The audit keeps who, when, why and
   how many: one event per removed node and one `memory.forget` event with the ids.
 
 More than one candidate, or any hard delete through the tool, needs `confirm`: without it the
 answer is requires_confirmation with the candidates, and nothing is written.
 
-Restore undoes a soft delete, or a supersede (the successor is retired as deleted and the
-old node is active again); both audited.
+Restore undoes a soft delete (the node is active again), or a supersede: the current version
+is superseded by a copy of the restored one, so the chain stays linear and its history
+complete (old → newer → restored copy). Both audited.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -32,7 +33,7 @@ from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session,
 from memory.services.audit import audit_record
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
-from memory.services.nodes import node_delete, node_for_write
+from memory.services.nodes import node_delete, node_for_write, supersede_input, supersede_locked, validate_node_input
 from memory.validation import clean_text
 
 FORGET_MAX = 1000  # nodes one forget call may remove
@@ -153,30 +154,22 @@ def memory_forget(
 
 
 def node_restore(*, principal: Principal, node_id: int, reason: str = "", workspace_id: str = "") -> Node:
-    """Undo a soft delete or a supersede of `node_id` (R-STORE).
+    """Undo a soft delete or a supersede of `node_id` (R-STORE); returns the active node.
 
-    deleted → active. superseded → active, and its active successor becomes deleted. Raises
-    NotFound, Conflict (any other status; the successor is no longer active; another node
-    now holds the slot), AccessDenied.
+    deleted → active again (the same node). superseded → its active successor is superseded by
+    a new node with the restored one's fields and sources (the chain stays linear). Raises
+    NotFound, AccessDenied, Conflict (any other status; the successor is no longer the
+    current version; the node's session was forgotten; another node now holds the slot).
     """
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     with transaction.atomic():
         node = node_for_write(principal=principal, node_id=node_id, workspace_id=workspace_id)
-        previous = node.status
-        retired = None
-        if previous == NodeStatus.SUPERSEDED:
-            successor = Node.objects.select_for_update().filter(team=principal.team, supersedes=node).first()
-            if successor is None or successor.status != NodeStatus.ACTIVE:
-                raise Conflict(f"node {node_id}'s successor is not active; restore the newest version instead")
-            principal.check_write_scope(successor.scope)
-            successor.status = NodeStatus.DELETED
-            successor.updated_at = timezone.now()
-            successor.save(update_fields=["status", "updated_at"])
-            audit_record(principal=principal, event_type="memory.node.deleted", node=successor, reason=reason,
-                         payload={"mode": "soft", "previous_status": NodeStatus.ACTIVE, "restored": node.pk})
-            retired = successor.pk
-        elif previous != NodeStatus.DELETED:
-            raise Conflict(f"node {node_id} is {previous}; only a deleted or superseded node can be restored")
+        if node.session_id and node.session.deleted_at is not None:
+            raise Conflict(f"node {node_id} belongs to a forgotten session; it cannot come back")
+        if node.status == NodeStatus.SUPERSEDED:
+            return _restore_superseded(principal, node, reason=reason, workspace_id=workspace_id)
+        if node.status != NodeStatus.DELETED:
+            raise Conflict(f"node {node_id} is {node.status}; only a deleted or superseded node can be restored")
         holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,
                                      session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id,
                                      domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
@@ -187,5 +180,22 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
         node.version += 1
         node.save(update_fields=["status", "updated_at", "version"])
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
-                     payload={"previous_status": previous, "retired_successor": retired})
+                     payload={"previous_status": NodeStatus.DELETED})
     return node
+
+
+def _restore_superseded(principal: Principal, node: Node, *, reason: str, workspace_id: str) -> Node:
+    successor = Node.objects.filter(team=principal.team, supersedes=node).first()
+    if successor is None or successor.status != NodeStatus.ACTIVE:
+        raise Conflict(f"node {node.pk}'s successor is not the current version; restore from the newest one")
+    current = node_for_write(principal=principal, node_id=successor.pk, workspace_id=workspace_id)
+    data = replace(supersede_input(node, {}, {}), source_message_ids=node.source_message_ids)
+    try:
+        with transaction.atomic():
+            restored = supersede_locked(principal, current, validate_node_input(data), reason=reason)
+    except IntegrityError:
+        raise Conflict(f"another active node holds node {node.pk}'s value; forget or supersede it first") from None
+    audit_record(principal=principal, event_type="memory.node.restored", node=restored, reason=reason,
+                 payload={"previous_status": NodeStatus.SUPERSEDED, "restored_from": node.pk,
+                          "superseded": current.pk})
+    return restored

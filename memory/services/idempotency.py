@@ -19,6 +19,7 @@ limits.IDEMPOTENCY_TTL_HOURS counts as absent and is replaced by the next reques
 """
 
 import hashlib
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -182,10 +183,21 @@ def idempotency_purge_expired(*, team: Team) -> int:
         return deleted
 
 
+FORGOTTEN_ANSWER = json.dumps({"error": {
+    "code": "answer_forgotten",
+    "message": "this request was already applied; its answer was erased by a hard forget and is not repeated",
+}}, ensure_ascii=False)
+
+
 def idempotency_forget_answers(*, team: Team) -> int:
-    """Delete the team's stored answers (R-STORE provable forgetting): an answer may quote what a
-    hard forget just erased. Called inside the forget's transaction; the record of the request
-    in progress (not answered yet) stays. A retry of an older write then runs again instead of
-    replaying. Returns how many were deleted."""
-    deleted, _ = IdempotencyRecord.objects.filter(team=team).exclude(response_status=0).delete()
-    return deleted
+    """Erase the team's stored answers (R-STORE provable forgetting): an answer may quote what a
+    hard forget just erased, and which one does cannot be told from its text reliably. The
+    records stay, so a retry still runs nothing twice: it gets 409 `answer_forgotten`.
+    Called inside the forget's transaction; the record of the request in progress (not
+    answered yet) is left alone. Returns how many answers were erased."""
+    return (
+        IdempotencyRecord.objects.filter(team=team)
+        .exclude(response_status=0)
+        .exclude(response_body=FORGOTTEN_ANSWER)
+        .update(response_status=409, response_body=FORGOTTEN_ANSWER)
+    )

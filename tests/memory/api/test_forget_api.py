@@ -169,10 +169,19 @@ def test_restore_undoes_a_supersede(agent_client, principal):
                                                                 "source_message_ids": [said]}},
                             format="json").json()["node_id"]
     body = agent_client.post(f"/api/v1/nodes/{old.pk}/restore", {}, format="json").json()
-    assert body["status"] == "active"
-    assert Node.objects.get(pk=new).status == NodeStatus.DELETED
-    assert [n.pk for n in Node.objects.filter(key="diet", status="active")] == [old.pk]
-    # the successor can come back only after the old node gives up its slot again
+    # the current version is superseded by a copy of the old one: old → new → copy, one active
+    assert (body["status"], body["value_json"], body["supersedes_id"]) == ("active", "vegetarian", new)
+    assert Node.objects.get(pk=new).status == NodeStatus.SUPERSEDED
+    assert Node.objects.get(pk=old.pk).status == NodeStatus.SUPERSEDED
+    assert [n.pk for n in Node.objects.filter(key="diet", status="active")] == [body["id"]]
+    event = AuditEvent.objects.get(event_type="memory.node.restored")
+    assert (event.node_id, event.payload["restored_from"], event.payload["superseded"]) == (body["id"], old.pk, new)
+    # and the key can change again afterwards (the chain did not fork or jam)
+    again = agent_client.post("/api/v1/memory/propose", {**U1, "operation": "create", "explicit_user_intent": True,
+                                                         "node": {"scope": "user", "type": "preference", "key": "diet",
+                                                                  "value_json": "vegan", "title": "vegan",
+                                                                  "source_message_ids": [said]}}, format="json")
+    assert again.status_code == 201 and again.json()["superseded_id"] == body["id"]
     assert agent_client.post(f"/api/v1/nodes/{new}/restore", {}, format="json").status_code == 409
 
 
@@ -188,6 +197,12 @@ def test_hard_forgetting_drops_stored_idempotent_answers_that_quote_it(agent_cli
         format="json", HTTP_IDEMPOTENCY_KEY="p-1").json()
     assert any(SECRET in record.response_body for record in IdempotencyRecord.objects.all())
     forget(agent_client, **U1, id=created["node_id"], mode="hard", confirm=True)
-    agent_client.delete("/api/v1/sessions/s1?user_id=u1&mode=hard")
     assert not any(SECRET in record.response_body for record in IdempotencyRecord.objects.all())
     assert Node.objects.count() == 0
+    # a retry still runs nothing twice: it is told its answer was forgotten
+    retry = agent_client.post("/api/v1/messages", {"session_id": "s1", "user_id": "u1", "role": "user",
+                                                   "content": SECRET}, format="json", HTTP_IDEMPOTENCY_KEY="m-1")
+    assert retry.status_code == 409 and retry.json()["error"]["code"] == "answer_forgotten"
+    assert Message.objects.filter(content=SECRET).count() == 1
+    agent_client.delete("/api/v1/sessions/s1?user_id=u1&mode=hard")
+    assert not any(SECRET in record.response_body for record in IdempotencyRecord.objects.all())
