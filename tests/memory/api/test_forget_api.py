@@ -5,7 +5,7 @@ import json
 import pytest
 from django.db import connection
 
-from memory.models import AuditEvent, Node, NodeSource, NodeStatus
+from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus
 from tests.helpers import append, make_node
 
 FORGET = "/api/v1/memory/forget"
