@@ -15,6 +15,7 @@ SCHEMA_RULES = [
     (COOKING, COOKING_PREFIX, "preference", "flavor_profile", "object", "one", "user", True, False, "口味：辣度、油量、咸淡"),
     (COOKING, COOKING_PREFIX, "preference", "dietary_restriction", "string", "many", "user", True, False, "饮食限制"),
     (COOKING, COOKING_PREFIX, "preference", "cooking_time_preference", "string", "one", "user", True, False, "做饭时长"),
+    (COOKING, COOKING_PREFIX, "constraint", "allergy", "string", "many", "user", True, False, "过敏的食物"),
     (COOKING, COOKING_PREFIX, "constraint", "flavor_profile", "object", "one", "session", False, True, "临时口味约束"),
     (COOKING, COOKING_PREFIX, "constraint", "health_condition", "string", "one", "session", False, True, "临时身体状况"),
 ]

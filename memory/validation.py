@@ -69,6 +69,8 @@ def identity_problem(value: str) -> str | None:
         return "must be printable (no control characters, tabs or line breaks)"
     if value != value.strip():
         return "may not start or end with white space"
+    if value in (".", ".."):
+        return "may not be '.' or '..' (they name a path, not an id)"
     return None
 
 

@@ -84,14 +84,14 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 
 
 def not_found_view(request, exception=None):
-    """404 for the whole site: the error shape under /api/, Django's page elsewhere."""
-    if request.path.startswith("/api/"):
+    """404 for the whole site: the error shape under /api (with or without the slash), Django's page elsewhere."""
+    if request.path == "/api" or request.path.startswith("/api/"):
         return JsonResponse(error_body("not_found", f"no such endpoint or object: {request.path}"), status=404)
     return page_not_found(request, exception)
 
 
 def server_error_view(request):
     """500 for the whole site (a bug, never an expected answer): the error shape under /api/."""
-    if request.path.startswith("/api/"):
+    if request.path == "/api" or request.path.startswith("/api/"):
         return JsonResponse(error_body("server_error", "the server failed; the request may be retried"), status=500)
     return server_error(request)

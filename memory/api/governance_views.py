@@ -7,11 +7,12 @@ from rest_framework.response import Response
 
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
-from memory.api.tools import tool_definitions
+from memory.api.tools import tool_definitions, tool_endpoints
 from memory.api.views import NodeDetailView, TeamAPIView, owner_of
 from memory.selectors.nodes import node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.proposals import Proposal, extraction_apply, proposal_apply
+from memory.services.schema import schema_summary
 
 
 class MemoryProposeView(TeamAPIView):
@@ -148,9 +149,13 @@ class ToolsView(TeamAPIView):
         OpenApiParameter("provider", str, enum=["openai", "anthropic"], required=False,
                          description="openai: [{type: function, function: {name, description, parameters}}]; "
                                      "anthropic: [{name, description, input_schema}]"),
-    ], responses={200: inline_serializer("ToolList", {"tools": serializers.ListField(child=serializers.DictField())})})
+    ], responses={200: inline_serializer("ToolList", {
+        "tools": serializers.ListField(child=serializers.DictField()),
+        "endpoints": serializers.DictField(child=serializers.CharField(), help_text="tool name → request to make"),
+    })})
     def get(self, request):
         flavour = request.query_params.get("provider", "openai")
         if flavour not in ("openai", "anthropic"):
             raise ValidationError({"provider": ["openai or anthropic"]})
-        return Response({"tools": tool_definitions(flavour)})
+        summary = schema_summary(team=request.principal.team)
+        return Response({"tools": tool_definitions(flavour, schema_summary=summary), "endpoints": tool_endpoints()})

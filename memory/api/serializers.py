@@ -198,7 +198,7 @@ class NodeInSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=NodeType.choices, required=False)
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
     category_path = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)
-    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True)
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True, trim_whitespace=False)
     value_json = serializers.JSONField(required=False, allow_null=True)
     title = StrictCharField(max_length=limits.NODE_TITLE_MAX, required=False, allow_blank=True)
     content = StrictCharField(max_length=limits.NODE_CONTENT_MAX, required=False, allow_blank=True)
@@ -288,7 +288,7 @@ class MemoryQueryInSerializer(OwnerFields):
     types = serializers.ListField(
         child=serializers.ChoiceField(choices=NodeType.choices), required=False, max_length=len(NodeType.choices)
     )
-    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True)
+    key = StrictCharField(max_length=limits.NODE_KEY_MAX, required=False, allow_blank=True, trim_whitespace=False)
     value_json = serializers.JSONField(required=False, allow_null=True)
     value_filters = serializers.ListField(child=ValueFilterSerializer(), required=False, max_length=8)
     tags = string_list(max_items=limits.NODE_LIST_ITEMS_MAX, max_length=limits.NODE_LIST_ITEM_MAX)

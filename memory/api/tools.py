@@ -5,6 +5,7 @@ validate the endpoints, so a tool's parameters cannot drift from what the API ac
 definition names the endpoint to call with the arguments as its JSON body.
 """
 
+import re
 from functools import cache
 from typing import Any
 
@@ -30,7 +31,8 @@ TOOLS = (
      "then repeat with confirm=true. Soft keeps the memory for audit and restore; hard erases it and the versions "
      "it replaced."),
 )
-_SCHEMA_NOISE = ("readOnly", "writeOnly")
+_SCHEMA_NOISE = ("readOnly", "writeOnly", "format")
+_CHOICE_LIST = re.compile(r"\n*(\* `[^`]*` - [^\n]*\n?)+$")
 
 
 def _resolve(node: Any, components: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
@@ -45,6 +47,12 @@ def _resolve(node: Any, components: dict[str, Any], seen: tuple[str, ...] = ()) 
             return {"type": "object"}
         return _resolve(components[name], components, (*seen, name))
     resolved = {key: _resolve(value, components, seen) for key, value in node.items() if key not in _SCHEMA_NOISE}
+    if isinstance(resolved.get("description"), str):
+        resolved["description"] = _CHOICE_LIST.sub("", resolved["description"]).strip()  # the enum says it already
+        if not resolved["description"]:
+            del resolved["description"]
+    if resolved.get("type") == "object" and "properties" in resolved:
+        resolved["additionalProperties"] = False  # the API refuses unknown fields at every level
     if resolved.pop("nullable", False) and "type" in resolved:
         resolved["type"] = [resolved["type"], "null"]
     if "allOf" in resolved and len(resolved["allOf"]) == 1:
@@ -72,17 +80,23 @@ def _generated() -> dict[str, dict[str, Any]]:
     }
 
 
-def tool_definitions(flavour: str = "openai") -> list[dict[str, Any]]:
+def tool_endpoints() -> dict[str, str]:
+    """{tool name: the request to make with its arguments as JSON body}."""
+    return {tool["name"]: tool["endpoint"] for tool in _generated().values()}
+
+
+def tool_definitions(flavour: str = "openai", *, schema_summary: str = "") -> list[dict[str, Any]]:
     """The tools in an LLM's function-calling format: "openai" → {type: function, function:
-    {name, description, parameters}}; "anthropic" → {name, description, input_schema}. Each
-    also carries `x-endpoint`, the request to make with the arguments as JSON body."""
+    {name, description, parameters}}; "anthropic" → {name, description, input_schema}.
+    `schema_summary` (the team's controlled keys) is added to memory_propose_update's description."""
     tools = []
     for tool in _generated().values():
+        description = tool["description"]
+        if schema_summary and tool["name"] in ("memory_propose_update", "memory_forget"):
+            description = f"{description} {schema_summary}"
         if flavour == "anthropic":
-            tools.append({"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"],
-                          "x-endpoint": tool["endpoint"]})
+            tools.append({"name": tool["name"], "description": description, "input_schema": tool["parameters"]})
         else:
-            tools.append({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                                             "parameters": tool["parameters"]},
-                          "x-endpoint": tool["endpoint"]})
+            tools.append({"type": "function", "function": {"name": tool["name"], "description": description,
+                                                             "parameters": tool["parameters"]}})
     return tools

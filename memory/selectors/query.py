@@ -26,6 +26,7 @@ from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json, value_hash
+from memory.services.schema import schema_terms
 from memory.validation import clean_text
 
 # title | content | tags | entities | key and value strings (see services.nodes.node_search_tokens)
@@ -232,6 +233,10 @@ def memory_query(
     _validate(query)
     if principal.team.min_confidence > query.min_confidence:
         query = replace(query, min_confidence=principal.team.min_confidence)
+    if query.key:
+        key, value = schema_terms(team=principal.team, domain=query.domain, key=query.key, value=query.value_json,
+                                  has_value=query.has_value)
+        query = replace(query, key=key, value_json=value)
     now = now or timezone.now()
     principal.check_workspace(query.owner.workspace_id)
     if session is None:

@@ -27,13 +27,14 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory import limits
-from memory.errors import Conflict, InvalidInput
+from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import audit_record
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import node_delete, node_for_write, supersede_input, supersede_locked, validate_node_input
+from memory.services.schema import schema_terms
 from memory.validation import clean_text
 
 FORGET_MAX = 1000  # nodes one forget call may remove
@@ -73,12 +74,16 @@ class ForgetResult:
 
 def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
     statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
-    if selector.node_id is not None:
-        node = node_for_write(principal=principal, node_id=selector.node_id, workspace_id=selector.owner.workspace_id)
-        return Node.objects.filter(team=principal.team, pk=node.pk, status__in=statuses)
     principal.check_workspace(selector.owner.workspace_id)
     session = owner_session(principal=principal, owner=selector.owner)
-    nodes = Node.objects.filter(team=principal.team, status__in=statuses).filter(reach(owner=selector.owner, session=session))
+    owner = selector.owner
+    if selector.node_id is not None:
+        node_for_write(principal=principal, node_id=selector.node_id, workspace_id=owner.workspace_id)
+        nodes = Node.objects.filter(team=principal.team, pk=selector.node_id)
+        if owner.user_id or owner.workspace_id or owner.session_id:
+            nodes = nodes.filter(reach(owner=owner, session=session))  # the caller's own memory only
+    else:
+        nodes = Node.objects.filter(team=principal.team).filter(reach(owner=owner, session=session))
     if selector.scope:
         nodes = nodes.filter(scope=selector.scope)
     if selector.domain:
@@ -87,14 +92,18 @@ def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
         nodes = nodes.filter(category_path_prefix_q(list(selector.category_path_prefix)))
     if selector.type:
         nodes = nodes.filter(type=selector.type)
-    if selector.key:
-        nodes = nodes.filter(key=selector.key)
+    key, value = schema_terms(team=principal.team, domain=selector.domain, key=selector.key,
+                              value=selector.value_json, has_value=selector.has_value)
+    if key:
+        nodes = nodes.filter(key=key)
     if selector.has_value:
-        nodes = nodes.filter(value_hash=value_hash(selector.value_json))
+        nodes = nodes.filter(value_hash=value_hash(value))
     if selector.source_message_ids:
         linked = NodeSource.objects.filter(message_id__in=selector.source_message_ids).values("node_id")
         nodes = nodes.filter(pk__in=linked)
-    return nodes
+    if selector.node_id is not None and not nodes.exists():
+        raise NotFound(f"no node {selector.node_id} of this user, workspace or session matching the selector")
+    return nodes.filter(status__in=statuses)
 
 
 def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
@@ -132,14 +141,16 @@ def memory_forget(
                                fields={"id": ["too many candidates"]})
         for node in candidates:
             principal.check_write_scope(node.scope)
-        needs_confirmation = len(ids) > 1 or (mode == "hard" and confirm_hard and bool(ids))
+        matched = len(ids)
+        if mode == "hard":
+            ids = _with_predecessors(principal, ids)  # the versions they replaced hold the same fact
+        needs_confirmation = matched > 1 or (mode == "hard" and confirm_hard and bool(ids))
         if needs_confirmation and not confirm:
-            shown = list(candidates[:CANDIDATES_SHOWN])
+            shown = list(Node.objects.filter(team=principal.team, pk__in=ids[:CANDIDATES_SHOWN]).order_by("-pk"))
             return ForgetResult(mode=mode, requires_confirmation=True, candidates=shown, candidate_count=len(ids),
                                 message=f"{len(ids)} {'memory' if len(ids) == 1 else 'memories'} would be forgotten "
                                         f"({mode}); repeat with confirm=true")
         if mode == "hard":
-            ids = _with_predecessors(principal, ids)
             idempotency_forget_answers(team=principal.team)
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,

@@ -111,7 +111,11 @@ def _bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) 
 
 
 def _check_parent(principal: Principal, parent_id: int | None) -> None:
-    if parent_id is not None and not Node.objects.filter(team=principal.team, pk=parent_id).exists():
+    """The parent must be a node the principal may read (another workspace's looks absent)."""
+    if parent_id is None:
+        return
+    parent = Node.objects.filter(team=principal.team, pk=parent_id).values_list("workspace_id", flat=True).first()
+    if parent is None or (parent and not principal.can_read_workspace(parent)):
         raise InvalidInput(f"parent node {parent_id} does not exist", fields={"parent_id": ["unknown node"]})
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.principal import AccessDenied, Principal
 from memory.errors import InvalidInput, MemoryError
@@ -36,7 +37,6 @@ from memory.services.nodes import (
     node_expire,
     node_supersede,
     node_update,
-    owner_columns,
     supersede_input,
     validate_node_input,
 )
@@ -57,6 +57,7 @@ REFUSALS = {
     "category_not_in_schema": "the category path is not in the schema or taxonomy",
     "temporary_needs_expiry": "a temporary state needs expires_at beyond the session",
     "conflict": "another value is active for this key; confirm to replace it",
+    "correction_ambiguous": "a correction names a key holding several values; supersede one by target_id",
 }
 ACCEPTED_REASONS = {
     "duplicate": "already remembered; the existing node is returned",
@@ -147,6 +148,9 @@ def _normalised_input(principal: Principal, proposal: Proposal, fields: dict[str
     values = {**owner, **{name: value for name, value in normalized.node.items() if name in known}}
     data = validate_node_input(NodeInput(**values, explicit=proposal.explicit_user_intent,
                                          cardinality=normalized.cardinality))
+    if data.expires_at is not None and data.expires_at <= timezone.now():
+        raise InvalidInput("expires_at is in the past: an expired memory would replace nothing but the current one",
+                           fields={"node.expires_at": ["must be in the future"]})
     if normalized.problem is not None:
         data = _demote(proposal, data, normalized.problem)
         normalized.notes.append(f"demoted to session scope: {normalized.problem.message}")
@@ -163,18 +167,37 @@ def _demote(proposal: Proposal, data: NodeInput, problem: Problem) -> NodeInput:
     return replace(data, scope=Scope.SESSION)
 
 
-def _corrected(principal: Principal, data: NodeInput) -> Node | None:
-    """For a node of type correction: the active node of the same owner, domain and key it corrects."""
+def _corrected(principal: Principal, data: NodeInput) -> list[Node]:
+    """For a node of type correction: the active nodes of the same owner, domain and key it may
+    correct (looked up without creating anything)."""
     if data.type != NodeType.CORRECTION or not data.key:
-        return None
-    owner = owner_columns(principal, data)
-    return (
-        Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, domain=data.domain,
-                            key=data.key, **owner)
-        .exclude(type=NodeType.CORRECTION)
-        .order_by("-updated_at", "-pk")
-        .first()
-    )
+        return []
+    nodes = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, domain=data.domain,
+                                key=data.key).exclude(type=NodeType.CORRECTION)
+    if data.scope == Scope.SESSION:
+        nodes = nodes.filter(session__external_id=data.session_id, session__workspace_id=data.workspace_id,
+                             session__user_id=data.user_id)
+    else:
+        nodes = nodes.filter(session=None, workspace_id=data.workspace_id if data.scope == Scope.WORKSPACE else "",
+                             user_id=data.user_id if data.scope == Scope.USER else "")
+    return list(nodes.order_by("-updated_at", "-pk")[:2])
+
+
+def _correct(principal: Principal, proposal: Proposal, data: NodeInput, targets: list[Node]) -> ProposalResult:
+    """A correction supersedes the one active node of its key, as a node of that node's type
+    (normalised and checked again as such)."""
+    if len(targets) > 1:
+        raise _Refused("correction_ambiguous", f"{data.key} holds several values; supersede one by target_id")
+    target = targets[0]
+    _check_target(principal, target)
+    fields = {**proposal.node, "type": target.type, "scope": data.scope}
+    corrected, normalized = _normalised_input(principal, proposal, fields)
+    _check_policy(principal, corrected)
+    new = node_supersede(principal=principal, old_node_id=target.pk, data=corrected,
+                         reason=proposal.reason or "correction", workspace_id=proposal.workspace_id)
+    return ProposalResult(accepted=True, operation="create", node=new, created=True, reason="corrected",
+                          message=f"corrected node {target.pk}", notes=[*normalized.notes, f"type correction → {target.type}"],
+                          superseded_id=target.pk)
 
 
 def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
@@ -183,14 +206,9 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     data, normalized = _normalised_input(principal, proposal, dict(proposal.node))
     demoted = normalized.problem is not None
     _check_policy(principal, data)
-    corrected = _corrected(principal, data)
-    if corrected is not None:
-        _check_target(principal, corrected)
-        new = node_supersede(principal=principal, old_node_id=corrected.pk, data=replace(data, type=corrected.type),
-                             reason=proposal.reason or "correction", workspace_id=proposal.workspace_id)
-        return ProposalResult(accepted=True, operation="create", node=new, created=True, reason="corrected",
-                              message=f"corrected node {corrected.pk}", notes=normalized.notes + [
-                                  f"type correction → {corrected.type}"], superseded_id=corrected.pk)
+    targets = _corrected(principal, data)
+    if targets:
+        return _correct(principal, proposal, data, targets)
     result = node_upsert(principal=principal, data=data, reason=proposal.reason,
                          on_conflict=normalized.on_conflict, confirm=proposal.confirm)
     if result.conflict is not None:

@@ -7,7 +7,8 @@ normalised, with notes saying what changed and, if the node does not conform, a 
 2. value rules: 少辣 → {"spicy": "low"}; several parts merge, 少油少辣 → {"oil": "low", "spicy": "low"};
 3. default scope and category path from the key's SchemaRule, else from the type;
 4. scope rule: an inferred project constraint, decision or task goes to the workspace, not the user;
-5. checks: a controlled domain allows only its keys (`key_not_in_schema`), the value must
+5. checks: a controlled domain (one with any rule) allows only the keys its rules give each
+   type (`key_not_in_schema`; session memory, being temporary, may use any key), the value must
    have the rule's shape (`value_shape_mismatch`), the category must be in the taxonomy
    (`category_not_in_schema`), a temporary state may not be stored beyond the session
    without expires_at (`temporary_needs_expiry`), and a rule may ask for the user's
@@ -16,6 +17,7 @@ normalised, with notes saying what changed and, if the node does not conform, a 
 Fields of the wrong type are left alone: validation reports them as 400 afterwards.
 """
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +29,14 @@ from memory import schema_defaults
 from memory.models import Category, KeySynonym, NodeType, SchemaRule, Scope, ValueRule
 from memory.search.text import normalize
 
-_SEPARATORS = re.compile(r"[\s,，、;；/|+＋和及与]+")
+_SEPARATORS = re.compile(r"[,，、;；/|+＋和及与]+|\band\b")
 # A passing state ("today I…"): not a long-term memory without an expiry (seed 000 status 归一).
 _TEMPORARY = re.compile(
     r"今天|今晚|今早|明天|这几天|这两天|最近几天|暂时|这周|本周|\b(today|tonight|tomorrow|this week|for now|right now)\b"
+)
+# ...unless the passing moment is where a lasting change starts ("from today on").
+_FROM_NOW_ON = re.compile(
+    r"(从|自)?(今天|今晚|明天|本周|这周)(开始|起)|从现在(开始|起)|以后|\b(from|starting|as of) (today|tomorrow|now)( on)?\b"
 )
 _PROJECT_TYPES = (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK)
 
@@ -57,10 +63,21 @@ class Normalized:
         return self.rule.on_conflict if self.rule is not None else "supersede"
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _default_scope(node_type: str, *, explicit: bool, workspace_id: str) -> str:
-    if node_type in (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK, NodeType.FACT, NodeType.SKILL) and workspace_id:
+    """What the user states about themselves is theirs; a project's decisions, tasks and
+    skills (and, inferred, its facts and constraints) belong to the workspace; anything else
+    inferred stays in the session."""
+    if workspace_id and node_type in (NodeType.DECISION, NodeType.TASK, NodeType.SKILL):
         return Scope.WORKSPACE
-    return Scope.USER if explicit else Scope.SESSION
+    if explicit:
+        return Scope.USER
+    if workspace_id and node_type in (NodeType.CONSTRAINT, NodeType.FACT):
+        return Scope.WORKSPACE
+    return Scope.SESSION
 
 
 def _map_value(text: str, rules: list[ValueRule]) -> Any:
@@ -70,13 +87,13 @@ def _map_value(text: str, rules: list[ValueRule]) -> Any:
         return None
     patterns = sorted(((normalize(rule.pattern), rule.value_json) for rule in rules), key=lambda item: -len(item[0]))
     values = []
-    for chunk in (part for part in _SEPARATORS.split(normalize(text)) if part):
+    for chunk in (part.strip() for part in _SEPARATORS.split(normalize(text)) if part and part.strip()):
         while chunk:
             match = next(((pattern, value) for pattern, value in patterns if pattern and chunk.startswith(pattern)), None)
             if match is None:
                 return None
             values.append(match[1])
-            chunk = chunk[len(match[0]):]
+            chunk = chunk[len(match[0]):].lstrip()
     if len(values) == 1:
         return values[0]
     if values and all(isinstance(value, dict) for value in values):
@@ -121,14 +138,14 @@ def schema_normalize(
         if synonym is not None:
             node["key"] = key = synonym.key
             result.notes.append(f"key {synonym.synonym} → {synonym.key}")
-    rules = list(SchemaRule.objects.filter(team=team, domain=domain, type=node_type)) if isinstance(domain, str) else []
-    rule = next((item for item in rules if item.key == key), None)
+    rules = list(SchemaRule.objects.filter(team=team, domain=domain)) if isinstance(domain, str) else []
+    rule = next((item for item in rules if item.key == key and item.type == node_type), None)
     result.rule = rule
     value = node.get("value_json")
     if isinstance(value, str) and key and isinstance(domain, str):
         mapped = _map_value(value, list(ValueRule.objects.filter(team=team, domain=domain, key__in=[key, ""])))
         if mapped is not None and mapped != value:
-            result.notes.append(f"value {value} → {mapped}")
+            result.notes.append(f"value {_json(value)} → {_json(mapped)}")
             node["value_json"] = value = mapped
     if rule is not None and rule.value_shape == "string[]" and isinstance(value, str):
         node["value_json"] = value = [value]
@@ -150,9 +167,12 @@ def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: Sc
     key = node.get("key")
     domain = node.get("domain") or "general"
     scope_name = node.get("scope")
-    if rules and key and rule is None:
-        allowed = ", ".join(sorted(item.key for item in rules))
-        return Problem("key_not_in_schema", f"{domain}/{node.get('type')} allows the keys {allowed}, not {key!r}")
+    if rules and key and rule is None and scope_name != Scope.SESSION:  # session memory is free-form
+        node_type = node.get("type")
+        if node_type == NodeType.CORRECTION and any(item.key == key for item in rules):
+            return None  # checked again as the type of the node it corrects
+        allowed = ", ".join(sorted(item.key for item in rules if item.type == node_type)) or "no keys"
+        return Problem("key_not_in_schema", f"{domain} is a controlled domain: {node_type} allows {allowed}, not {key!r}")
     if rule is not None and "value_json" in node and not _shape_ok(node["value_json"], rule.value_shape):
         return Problem("value_shape_mismatch", f"{rule.key} takes a value of shape {rule.value_shape}")
     path = node.get("category_path")
@@ -160,11 +180,12 @@ def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: Sc
         if rule is not None and rule.category_prefix and path[: len(rule.category_prefix)] != rule.category_prefix:
             return Problem("category_not_in_schema", f"{rule.key} belongs under {'/'.join(rule.category_prefix)}")
         known = set(Category.objects.filter(team=team, domain=domain).values_list("path_text", flat=True))
-        if known and "/".join(path) not in known:
+        if known and "/".join(path) not in known and scope_name != Scope.SESSION:
             return Problem("category_not_in_schema", f"{'/'.join(path)} is not in the {domain} taxonomy")
     if scope_name in (Scope.USER, Scope.WORKSPACE, Scope.GLOBAL) and not node.get("expires_at"):
         text = " ".join(str(node.get(name) or "") for name in ("title", "content") if isinstance(node.get(name), str))
-        if (rule is not None and rule.temporary) or _TEMPORARY.search(normalize(text)):
+        text = _FROM_NOW_ON.sub(" ", normalize(text))
+        if (rule is not None and rule.temporary) or _TEMPORARY.search(text):
             return Problem("temporary_needs_expiry",
                            f"a temporary state needs expires_at to be kept beyond the session (scope {scope_name})")
     if rule is not None and rule.requires_explicit_intent and scope_name != Scope.SESSION and not explicit:
@@ -202,3 +223,37 @@ def schema_seed_defaults(team: Team) -> None:
     with scope(team=team):
         schema_seed_rows(team.pk, {"SchemaRule": SchemaRule, "KeySynonym": KeySynonym, "ValueRule": ValueRule,
                                    "Category": Category})
+
+
+def schema_terms(*, team: Team, domain: str, key: str, value: Any = None, has_value: bool = False) -> tuple[str, Any]:
+    """The controlled key and value for a lookup (get, search, forget) in the words a
+    proposal would use: disliked_ingredient → avoid_ingredient, 少辣 → {"spicy": "low"}.
+    Without a domain, a synonym applies when every domain that has it agrees."""
+    if not key:
+        return key, value
+    synonyms = KeySynonym.objects.filter(team=team, synonym=key)
+    synonyms = synonyms.filter(domain__in=[domain, ""]) if domain else synonyms
+    targets = {item.domain: item.key for item in synonyms}
+    if domain and domain in targets:
+        key = targets[domain]
+    elif len(set(targets.values())) == 1:
+        key = next(iter(targets.values()))
+    if has_value and isinstance(value, str):
+        rules = ValueRule.objects.filter(team=team, key__in=[key, ""])
+        mapped = _map_value(value, list(rules.filter(domain=domain) if domain else rules))
+        if mapped is not None:
+            value = mapped
+    return key, value
+
+
+def schema_summary(*, team: Team) -> str:
+    """The team's controlled keys in one line for an agent: domain, type, key, value shape,
+    many-valued or not, default scope (e.g. for the tool descriptions)."""
+    parts: dict[str, list[str]] = {}
+    for rule in SchemaRule.objects.filter(team=team).order_by("domain", "type", "key"):
+        many = ", many" if rule.cardinality == "many" else ""
+        parts.setdefault(f"{rule.domain}/{rule.type}", []).append(f"{rule.key} ({rule.value_shape}{many})")
+    if not parts:
+        return ""
+    listed = "; ".join(f"{name}: {', '.join(keys)}" for name, keys in parts.items())
+    return f"Controlled keys (a domain listed here accepts only these keys outside session scope): {listed}."

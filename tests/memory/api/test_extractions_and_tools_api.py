@@ -69,7 +69,8 @@ def test_batch_limits(agent_client, said):
 
 
 def test_tools_are_generated_from_the_endpoint_serializers(agent_client):
-    tools = agent_client.get("/api/v1/tools").json()["tools"]
+    served = agent_client.get("/api/v1/tools").json()
+    tools = served["tools"]
     names = [tool["function"]["name"] for tool in tools]
     assert names == ["memory_search", "memory_get", "memory_propose_update", "memory_forget"]
     propose = tools[2]["function"]["parameters"]
@@ -79,25 +80,30 @@ def test_tools_are_generated_from_the_endpoint_serializers(agent_client):
     forget = tools[3]["function"]["parameters"]
     assert set(forget["properties"]) >= {"id", "scope", "domain", "category_path_prefix", "type", "key", "value_json",
                                          "source_message_ids", "mode", "reason", "confirm"}
-    assert "$ref" not in json.dumps(tools)
-    assert [tool["x-endpoint"] for tool in tools] == ["POST /api/v1/memory/search", "POST /api/v1/memory/get",
-                                                      "POST /api/v1/memory/propose", "POST /api/v1/memory/forget"]
+    assert propose["properties"]["node"]["additionalProperties"] is False
+    assert "$ref" not in json.dumps(tools) and "* `" not in json.dumps(tools)  # no enum noise
+    assert set(tools[0]) == {"type", "function"}  # nothing a provider would refuse
+    assert served["endpoints"] == {"memory_search": "POST /api/v1/memory/search", "memory_get": "POST /api/v1/memory/get",
+                                   "memory_propose_update": "POST /api/v1/memory/propose",
+                                   "memory_forget": "POST /api/v1/memory/forget"}
+    # the team's controlled keys are in the propose tool's description
+    assert "生活技能/preference: avoid_ingredient (string, many)" in tools[2]["function"]["description"]
     anthropic = agent_client.get("/api/v1/tools", {"provider": "anthropic"}).json()["tools"]
     assert anthropic[2]["input_schema"] == propose
     assert agent_client.get("/api/v1/tools", {"provider": "xml"}).status_code == 400
 
 
-def _call(client, tools, name, arguments):
+def _call(client, served, name, arguments):
     """What an agent runtime does with a tool call: check the arguments against the tool's
     schema (top-level names only, as a strict runtime would) and send them to its endpoint."""
-    tool = next(tool for tool in tools if tool["function"]["name"] == name)
+    tool = next(tool for tool in served["tools"] if tool["function"]["name"] == name)
     assert set(arguments) <= set(tool["function"]["parameters"]["properties"]), set(arguments)
-    _, path = tool["x-endpoint"].split(" ")
+    _, path = served["endpoints"][name].split(" ")
     return client.post(path, arguments, format="json").json()
 
 
 def test_done_when_an_agent_records_corrects_and_forgets_using_only_the_tools(agent_client, principal):
-    tools = agent_client.get("/api/v1/tools").json()["tools"]
+    tools = agent_client.get("/api/v1/tools").json()
     said = append(principal, "记住，我以后做饭不要香菜", **CTX)[0].pk
     remembered = _call(agent_client, tools, "memory_propose_update", {
         **CTX, "operation": "create", "explicit_user_intent": True, "reason": "用户明确要求记录长期饮食偏好",
