@@ -34,3 +34,34 @@ def index_hits(model, token: str) -> int:
             cursor.execute(f"SELECT count(*) FROM {table} WHERE search_vector @@ to_tsquery('simple', %s)",
                            [f"'{token}'"])
         return cursor.fetchone()[0]
+
+
+def run_parallel(jobs: list, *, team=None) -> list:
+    """Run each callable of `jobs` in its own thread (its own database connection), all
+    released at once; returns each one's result or the exception it raised, in order. With
+    `team`, each thread enters that team's scope first, as a background worker would."""
+    import contextlib
+    import threading
+
+    from django.db import connections
+    from django_scopes import scope
+
+    barrier = threading.Barrier(len(jobs))
+    results: list = [None] * len(jobs)
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait()
+            with scope(team=team) if team is not None else contextlib.nullcontext():
+                results[index] = jobs[index]()
+        except Exception as error:  # noqa: BLE001 - the result under test
+            results[index] = error
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results

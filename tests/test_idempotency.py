@@ -1,12 +1,11 @@
 """Idempotency-Key on every write (R-API): a retry returns the first answer and writes nothing twice."""
 
 import json
-import threading
 import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -17,6 +16,7 @@ from memory.limits import IDEMPOTENCY_TTL_HOURS
 from memory.models import AuditEvent, IdempotencyRecord, Message, Node
 from memory.services.idempotency import IdempotentWrite, WriteRequest
 from tests.conftest import key_client
+from tests.helpers import run_parallel
 
 MESSAGE = {"session_id": "s1", "user_id": "u1", "role": "user", "content": "记住，我对花生过敏"}
 EXPIRED_AGE = timedelta(hours=IDEMPOTENCY_TTL_HOURS, minutes=1)
@@ -276,24 +276,7 @@ def postgres_only(test):
 
 
 def in_parallel(requests: list) -> list:
-    barrier = threading.Barrier(len(requests))
-    results: list = [None] * len(requests)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = requests[index]()
-        except Exception as error:  # noqa: BLE001 - the result under test
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(requests))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+    return run_parallel(requests)
 
 
 @pytest.fixture

@@ -4,8 +4,7 @@ database is not shared between threads)."""
 import threading
 
 import pytest
-from django.db import connection, connections
-from django_scopes import scope
+from django.db import connection
 
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
@@ -16,6 +15,7 @@ from memory.services.messages import MessageInput, messages_append
 from memory.services.nodes import NodeInput, node_supersede, node_update, supersede_input
 from memory.services.sessions import SessionRef
 from memory.services.upsert import node_upsert
+from tests.helpers import run_parallel
 
 pytestmark = [
     pytest.mark.postgres_only,
@@ -25,25 +25,7 @@ pytestmark = [
 
 
 def in_parallel(count: int, work, team) -> list:
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            with scope(team=team):  # a new thread starts outside any scope, like a worker would
-                results[index] = work()
-        except Exception as error:  # noqa: BLE001 - the result under test
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+    return run_parallel([work] * count, team=team)
 
 
 @pytest.fixture
