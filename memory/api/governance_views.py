@@ -7,8 +7,9 @@ from rest_framework.response import Response
 
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
+from memory.api.base import TeamAPIView, owner_of
 from memory.api.tools import tool_definitions, tool_endpoints
-from memory.api.views import NodeDetailView, TeamAPIView, owner_of
+from memory.api.views import NodeDetailView
 from memory.selectors.nodes import node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.proposals import Proposal, extraction_apply, proposal_apply

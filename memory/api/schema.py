@@ -1,7 +1,7 @@
 """OpenAPI post-processing (R-API): every operation documents the one error shape, and every
 write documents the Idempotency-Key header."""
 
-from memory.api.views import IDEMPOTENCY_HEADER, REPLAYED_HEADER, WRITE_METHODS
+from memory.api.base import IDEMPOTENCY_HEADER, REPLAYED_HEADER, WRITE_METHODS
 from memory.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_HOURS
 
 ERROR_STATUSES = {

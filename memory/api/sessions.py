@@ -9,9 +9,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from memory import limits
+from memory.api.base import TeamAPIView, session_ref
 from memory.api.fields import StrictCharField
 from memory.api.serializers import OwnerFields
-from memory.api.views import TeamAPIView, session_ref
 from memory.services.forget import session_forget
 
 
