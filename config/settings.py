@@ -177,6 +177,24 @@ USER_MEMORY_PREINJECT_ENABLED = env_bool("USER_MEMORY_PREINJECT_ENABLED", True)
 USER_MEMORY_PREINJECT_TOPN = env_int("USER_MEMORY_PREINJECT_TOPN", 6, minimum=0, maximum=50)
 USER_MEMORY_PREINJECT_MAXCHARS = env_int("USER_MEMORY_PREINJECT_MAXCHARS", 1200, minimum=0, maximum=100_000)
 
+# Background capture (R-EXTRACT). Without CELERY_BROKER_URL, tasks run in-process after the
+# request's transaction commits, so the embedded setup needs no broker.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = 0  # a publish that cannot reach the broker fails at once; the sweep retries
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 1, "socket_timeout": 2}
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+MEMORY_CAPTURE_EVERY = env_int("MEMORY_CAPTURE_EVERY", 8, minimum=1, maximum=100)  # new messages per capture job
+MEMORY_CAPTURE_TOKENS = env_int("MEMORY_CAPTURE_TOKENS", 2000, minimum=100)  # or this many estimated tokens
+MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 1500, minimum=200, maximum=20_000)
+MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatible /v1 endpoint; empty: rules only
+MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -364,3 +364,4 @@ class IdempotencyRecord(models.Model):
 
 
 from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models
+from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F401 - registers the model
