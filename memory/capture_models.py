@@ -15,8 +15,9 @@ class JobKind(models.TextChoices):
 
 
 class JobStatus(models.TextChoices):
+    # A job runs inside one transaction that holds its row: it is seen pending until its work
+    # commits with it (done), so a crash mid-run leaves it pending for the sweep.
     PENDING = "pending"
-    RUNNING = "running"
     DONE = "done"
     FAILED = "failed"  # gave up after limits.CAPTURE_ATTEMPTS_MAX attempts; kept for the KPI page
 

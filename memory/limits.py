@@ -44,3 +44,9 @@ CONTEXT_RECENT_MESSAGES_MAX = 20
 
 IDEMPOTENCY_KEY_MAX = 255  # Idempotency-Key header: 1–255 printable ASCII characters, no spaces
 IDEMPOTENCY_TTL_HOURS = 24  # a stored first answer is replayed for this long, then the key starts afresh
+
+CAPTURE_ATTEMPTS_MAX = 6  # a job that failed this often is marked failed (kept for the KPI page)
+CAPTURE_BACKOFF_SECONDS = 30  # retry n waits 30 s × 2^(n-1), at most CAPTURE_BACKOFF_MAX_SECONDS
+CAPTURE_BACKOFF_MAX_SECONDS = 3600
+CAPTURE_IDLE_SECONDS = 600  # a session quiet this long has its remaining messages captured by the sweep
+CAPTURE_WINDOW_MAX = 200  # messages one capture job reads at most

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
+from memory.capture.triggers import capture_after_append
 from memory.errors import InvalidInput
 from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_MAX
 from memory.models import Message, MessageRole, Session
@@ -130,4 +131,6 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
                 session=session,
                 payload={"message_ids": ids, "count": len(ids)},
             )
+            # Background capture is recorded with the messages, so a broker outage loses nothing (R-EXTRACT).
+            capture_after_append(session=session, messages=[m for m in created if m.session_id == session.pk])
     return created

@@ -1,0 +1,17 @@
+"""The Celery app (R-EXTRACT, R-OPS): Redis as broker via CELERY_BROKER_URL, beat for the
+periodic sweeps. Without a broker (the embedded default), CELERY_TASK_ALWAYS_EAGER runs tasks
+in-process. Run a worker with `celery -A config worker -B` (beat embedded) or separately."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("memory")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["memory.capture"])
+app.conf.beat_schedule = {
+    "capture-sweep": {"task": "memory.capture.tasks.sweep_jobs", "schedule": 60.0},
+    "expiry-sweep": {"task": "memory.capture.tasks.sweep_expired", "schedule": 300.0},
+}

@@ -1,0 +1,77 @@
+"""When a turn calls for background capture (R-EXTRACT; seed 000 抽取流程 触发条件).
+
+`capture_after_append` runs inside messages_append's transaction: when the session's
+uncaptured messages reach MEMORY_CAPTURE_EVERY (default 8) or MEMORY_CAPTURE_TOKENS
+estimated tokens, or a new user message states explicit intent (记住, 以后都, remember, from
+now on…), a correction (不是…是, 改成, actually, I meant…) or a task state change (完成了,
+done, TODO…), it records a CaptureJob for the range in the same transaction and queues it
+once the transaction commits. The job row is what guarantees the work: if the broker is down,
+the beat sweep finds it later.
+"""
+
+import re
+
+from django.conf import settings
+from django.db import transaction
+
+from memory.capture_models import CaptureJob, JobKind
+from memory.models import Message, MessageRole, Session
+from memory.search.text import normalize
+from memory.selectors.budget import estimate_tokens
+
+EXPLICIT = re.compile(r"记住|记一下|帮我记|以后都|以后|别再|不要再|\b(remember|from now on|don'?t ever|never again|always)\b")
+CORRECTION = re.compile(r"不是.{0,30}(而)?是|改成|改为|更正|说错了|\b(actually|i meant|correction|not .{1,30} but)\b")
+TASK = re.compile(r"完成了|做完了|搞定了|待办|已完成|\b(todo|to-do|done with|finished|task)\b")
+
+
+def trigger_for(contents: list[str]) -> str:
+    """The strongest reason among new user messages: explicit, correction, task, or ""."""
+    for name, pattern in (("explicit", EXPLICIT), ("correction", CORRECTION), ("task", TASK)):
+        if any(pattern.search(normalize(text)) for text in contents):
+            return name
+    return ""
+
+
+def last_captured(session: Session) -> int:
+    """The last message id already covered by a capture job of this session (0: none)."""
+    job = CaptureJob.objects.filter(session=session, kind=JobKind.CAPTURE).order_by("-to_message_id").first()
+    return job.to_message_id if job is not None else 0
+
+
+def capture_after_append(*, session: Session, messages: list[Message], force: str = "") -> CaptureJob | None:
+    """Record (and queue on commit) a capture job for `session` when a trigger fires; must run
+    in the transaction that stored `messages`. `force` names a trigger to fire regardless
+    (the idle sweep). Returns the job, or None."""
+    after = last_captured(session)
+    pending = Message.objects.filter(session=session, pk__gt=after)
+    reason = force or trigger_for([m.content for m in messages if m.role == MessageRole.USER])
+    if not reason:
+        texts = list(pending.values_list("content", flat=True)[: settings.MEMORY_CAPTURE_EVERY])
+        if len(texts) >= settings.MEMORY_CAPTURE_EVERY:
+            reason = "every_n"
+        elif sum(estimate_tokens(text) for text in texts) >= settings.MEMORY_CAPTURE_TOKENS:
+            reason = "tokens"
+    if not reason:
+        return None
+    to_message = pending.order_by("-pk").values_list("pk", flat=True).first()
+    if to_message is None:
+        return None
+    job = CaptureJob.objects.create(
+        team_id=session.team_id, kind=JobKind.CAPTURE, session=session, workspace_id=session.workspace_id,
+        user_id=session.user_id, trigger=reason, after_message_id=after, to_message_id=to_message,
+    )
+    transaction.on_commit(lambda: enqueue(job.pk))
+    return job
+
+
+def enqueue(job_id: int) -> bool:
+    """Hand the job to Celery (in-process without a broker). A broker that cannot be reached
+    is not an error here: the job stays pending and the sweep retries it. Returns whether it
+    was handed over."""
+    from memory.capture.tasks import run_capture_job
+
+    try:
+        run_capture_job.delay(job_id)
+    except Exception:  # noqa: BLE001 - an unreachable broker must never fail the agent's call (R-EXTRACT)
+        return False
+    return True
