@@ -1,8 +1,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
+from memory.api import capture_views, sessions, views
 from memory.api import governance_views as gv
-from memory.api import sessions, views
 
 urlpatterns = [
     path("messages", views.MessagesView.as_view(), name="api-messages"),
@@ -18,6 +18,7 @@ urlpatterns = [
     path("memory/forget", gv.MemoryForgetView.as_view(), name="api-memory-forget"),
     path("memory/extractions", gv.ExtractionsView.as_view(), name="api-memory-extractions"),
     path("tools", gv.ToolsView.as_view(), name="api-tools"),
+    path("capture/stats", capture_views.CaptureStatsView.as_view(), name="api-capture-stats"),
     path("nodes", views.NodeListView.as_view(), name="api-nodes"),
     path("nodes/<id:node_id>", gv.NodeView.as_view(), name="api-node"),
     path("nodes/<id:node_id>/restore", gv.NodeRestoreView.as_view(), name="api-node-restore"),

@@ -49,6 +49,7 @@ def requests_for(world, retrieval_id):
         "api-memory-extractions": [("post", reverse("api-memory-extractions"), {**CTX, "operations": [
             {"operation": "supersede", "target_id": node_id, "node": {"title": "x"}}]})],
         "api-tools": [("get", reverse("api-tools"), None)],
+        "api-capture-stats": [("get", reverse("api-capture-stats"), None)],
         "api-nodes": [("get", reverse("api-nodes"), {"q": "secret"})],
         "api-node": [("get", reverse("api-node", args=[node_id]), None),
                      ("delete", reverse("api-node", args=[node_id]) + "?mode=hard", None)],

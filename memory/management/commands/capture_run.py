@@ -1,0 +1,27 @@
+"""Run background capture now, without waiting for the beat: record jobs for the sessions'
+uncaptured tail messages and run every due pending job (R-EXTRACT). Useful after a replay
+and on the embedded setup; with a broker, the jobs go to the workers."""
+
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from config.celery import app as celery_app
+from memory.capture.jobs import jobs_sweep
+
+
+class Command(BaseCommand):
+    help = "Capture every session's uncaptured messages now and run due jobs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--idle-seconds", type=int, default=0,
+                            help="only sessions quiet at least this long (default 0: all)")
+
+    def handle(self, *args, **options):
+        total = {"created": 0, "due": 0, "queued": 0}
+        for _ in range(1000):  # in-process, each pass finishes its jobs; with a broker, one pass hands them over
+            counts = jobs_sweep(now=timezone.now(), idle_seconds=options["idle_seconds"], limit=500)
+            for name, value in counts.items():
+                total[name] += value
+            if not celery_app.conf.task_always_eager or (counts["due"] == 0 and counts["created"] == 0):
+                break
+        self.stdout.write(f"capture: {total['created']} jobs recorded, {total['queued']} handed to run")

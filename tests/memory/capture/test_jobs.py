@@ -1,0 +1,154 @@
+"""Capture jobs: triggers, exactly-once runs, retries with backoff, broker outages, the
+sweeps and the stats (issue 4; R-EXTRACT)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from config.celery import app as celery_app
+from memory.capture import tasks
+from memory.capture.base import Extraction, ExtractorError, SummaryDraft
+from memory.capture.jobs import backoff, job_run, jobs_stats, jobs_sweep
+from memory.capture_models import CaptureJob, JobStatus
+from memory.models import AuditEvent, Node, Summary
+from tests.helpers import append
+
+CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
+
+
+class Remember:
+    """A test double extractor: proposes one user preference from every message that says 'remember X'."""
+
+    name = "test"
+
+    def __init__(self):
+        self.calls = []
+
+    def extract(self, context):
+        self.calls.append([m.id for m in context.messages])
+        operations = [
+            {"operation": "create", "explicit_user_intent": True, "reason": "said so",
+             "node": {"scope": "user", "type": "preference", "key": f"k{m.id}", "value_json": m.content,
+                      "title": m.content, "source_message_ids": [m.id]}}
+            for m in context.messages if m.content.startswith("remember")
+        ]
+        return Extraction(operations=operations, extractor=self.name)
+
+
+class Failing:
+    name = "failing"
+
+    def extract(self, context):
+        raise ExtractorError("endpoint down")
+
+
+class Echo:
+    name = "echo"
+
+    def summarize(self, previous, messages, *, max_chars):
+        text = " / ".join(m.content for m in messages)
+        return SummaryDraft(summary=((previous.summary + " | ") if previous else "") + text)
+
+
+def test_every_n_messages_records_one_job_for_the_range(principal, settings):
+    settings.MEMORY_CAPTURE_EVERY = 3
+    first = append(principal, "hi", "how are you", **CTX)
+    assert CaptureJob.objects.count() == 0
+    third = append(principal, "fine", **CTX)[0]
+    job = CaptureJob.objects.get()
+    assert (job.trigger, job.after_message_id, job.to_message_id) == ("every_n", 0, third.pk)
+    assert job.status == JobStatus.PENDING and first[0].pk > job.after_message_id
+
+
+@pytest.mark.parametrize("text,trigger", [
+    ("记住，我以后做饭不要香菜", "explicit"), ("From now on, no cilantro please", "explicit"),
+    ("不是周二，是周四", "correction"), ("Actually I meant Thursday", "correction"),
+    ("报告已完成了", "task"), ("I'm done with the report", "task"),
+])
+def test_explicit_intent_corrections_and_task_changes_trigger_at_once(principal, text, trigger):
+    message = append(principal, text, **CTX)[0]
+    job = CaptureJob.objects.get()
+    assert (job.trigger, job.to_message_id) == (trigger, message.pk)
+
+
+def test_assistant_messages_do_not_trigger_by_their_words(principal):
+    append(principal, "I will remember that", role="assistant", **CTX)
+    assert CaptureJob.objects.count() == 0
+
+
+def test_a_job_applies_its_proposals_and_summary_once(principal, settings):
+    said = append(principal, "remember tea", "remember jazz", **CTX)
+    job = CaptureJob.objects.get()
+    extractor = Remember()
+    done = job_run(job.pk, extractor=extractor, summarizer=Echo())
+    assert done.status == JobStatus.DONE and done.result["outcomes"] == {"accepted": 2}
+    assert extractor.calls == [[m.pk for m in said]]
+    nodes = Node.objects.filter(scope="user").order_by("pk")
+    assert [(n.value_json, n.source_message_ids) for n in nodes] == [("remember tea", [said[0].pk]),
+                                                                        ("remember jazz", [said[1].pk])]
+    assert {e.actor for e in AuditEvent.objects.filter(event_type="memory.node.created")} == {"system:capture"}
+    summary = Summary.objects.get()
+    assert (summary.from_message_id, summary.to_message_id) == (said[0].pk, said[1].pk)
+    assert job_run(job.pk, extractor=extractor, summarizer=Echo()) is None  # done: never applied twice
+    assert Node.objects.filter(scope="user").count() == 2 and len(extractor.calls) == 1
+
+
+def test_a_failing_extractor_is_retried_with_backoff_and_given_up_after_the_limit(principal):
+    append(principal, "remember tea", **CTX)
+    job = CaptureJob.objects.get()
+    now = timezone.now()
+    for attempt in range(1, 7):
+        job = job_run(job.pk, extractor=Failing(), summarizer=Echo(), now=now)
+        assert job.attempts == attempt and "endpoint down" in job.last_error
+        assert job.next_attempt_at == now + backoff(attempt)
+    assert job.status == JobStatus.FAILED
+    assert Node.objects.count() == 0 and Summary.objects.count() == 0  # the failed work left nothing
+    assert backoff(1) == timedelta(seconds=30) and backoff(20) == timedelta(hours=1)
+
+
+@pytest.fixture
+def unreachable_broker():
+    before = dict(celery_app.conf)
+    celery_app.conf.update(broker_url="redis://127.0.0.1:1/0", task_always_eager=False)
+    yield
+    celery_app.conf.update(broker_url=before["broker_url"], task_always_eager=before["task_always_eager"])
+
+
+def test_a_broker_outage_loses_nothing_and_every_job_runs_exactly_once(principal, unreachable_broker, monkeypatch,
+                                                                        django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        append(principal, "remember tea", **CTX)
+    with django_capture_on_commit_callbacks(execute=True):
+        append(principal, "remember jazz", **{**CTX, "session_id": "s2"})
+    assert CaptureJob.objects.filter(status=JobStatus.PENDING).count() == 2  # recorded though nothing was sent
+    celery_app.conf.update(task_always_eager=True)  # the broker is back (in-process here)
+    monkeypatch.setattr("memory.capture.jobs._default_workers", lambda: (Remember(), Echo()))
+    runs = []
+    real = tasks.job_run
+    monkeypatch.setattr(tasks, "job_run", lambda job_id: runs.append(job_id) or real(job_id))
+    first = jobs_sweep(now=timezone.now() + timedelta(seconds=1), idle_seconds=10**6)
+    second = jobs_sweep(now=timezone.now() + timedelta(seconds=1), idle_seconds=10**6)
+    assert first["due"] == 2 and second["due"] == 0
+    assert sorted(runs) == sorted(CaptureJob.objects.values_list("pk", flat=True))
+    assert CaptureJob.objects.filter(status=JobStatus.DONE).count() == 2
+    assert Node.objects.filter(scope="user").count() == 2
+
+
+def test_the_sweep_captures_the_tail_of_a_quiet_session(principal):
+    said = append(principal, "hello", "bye", **CTX)
+    assert CaptureJob.objects.count() == 0
+    counts = jobs_sweep(now=timezone.now() + timedelta(hours=1), idle_seconds=600)
+    assert counts["created"] == 1
+    job = CaptureJob.objects.get()
+    assert (job.trigger, job.after_message_id, job.to_message_id) == ("idle", 0, said[-1].pk)
+    assert jobs_sweep(now=timezone.now() + timedelta(hours=1), idle_seconds=600)["created"] == 0
+
+
+def test_stats_count_jobs_and_yield(principal):
+    append(principal, "remember tea", **CTX)
+    job_run(CaptureJob.objects.get().pk, extractor=Remember(), summarizer=Echo())
+    append(principal, "remember x", **{**CTX, "session_id": "s9"})
+    stats = jobs_stats(team=principal.team)
+    assert stats["jobs"] == {"pending": 1, "done": 1, "failed": 0}
+    assert (stats["proposals"], stats["accepted"]) == (1, 1)
