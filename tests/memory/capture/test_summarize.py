@@ -1,0 +1,172 @@
+"""The summary chain (R-EXTRACT; seed 000 链式摘要): the rule-based summarizer."""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from memory.capture.base import MessageView, SummaryDraft
+from memory.capture.summarize import RuleSummarizer
+from memory.capture.summary_fit import LIST_FIELDS, clip
+from memory.limits import SUMMARY_LIST_ITEM_MAX, SUMMARY_LIST_ITEMS_MAX
+
+DEMO = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
+NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
+
+COOKING_EN = [
+    ("user", "From now on don't give me cilantro when I cook, I hate it. I prefer low oil and not spicy."),
+    ("assistant", "Got it: no cilantro, low oil, mild."),
+    ("user", "What should I cook tonight?"),
+    ("assistant", "Tomato and egg stir-fry: quick, little oil, no cilantro, not spicy."),
+    ("user", "Cilantro is fine now, but not too much."),
+    ("assistant", "OK, a little cilantro from now on."),
+    ("user", "What should I cook tonight?"),
+    ("assistant", "Tofu with a pinch of cilantro, and stir-fried greens with little oil."),
+]
+
+
+def views(*turns: tuple[str, str], speaker: str = "") -> tuple[MessageView, ...]:
+    return tuple(MessageView(id=index + 1, role=role, content=content, created_at=NOW, speaker=speaker)
+                 for index, (role, content) in enumerate(turns))
+
+
+# The rule summarizer: budget and order
+
+
+def test_a_rule_summary_reads_forward_even_when_compressed():
+    messages = views(*[("user", f"第{n}件事：{'细节' * 20}。") for n in range(1, 21)])
+    draft = RuleSummarizer().summarize(None, messages, max_chars=200)
+    assert draft.summary.startswith("用户：第1件事") and draft.summary.endswith("细节。")
+    assert draft.summary.index("第1件事") < draft.summary.index("第20件事")
+
+
+def test_an_over_budget_text_keeps_its_first_line_shrinks_older_lines_and_marks_the_cut():
+    previous = SummaryDraft(summary="\n".join([
+        "Caroline: Hey Mel! Good to see you!",
+        *[f"Melanie: Thanks! Day {n} was a long day of painting sunsets by the lake with the kids." for n in range(8)],
+    ]))
+    draft = RuleSummarizer().summarize(previous, views(("user", "Now tell me about the adoption interview.")),
+                                       max_chars=300)
+    lines = draft.summary.splitlines()
+    assert len(draft.summary) <= 300
+    assert lines[0] == "Caroline: Hey Mel! Good to see you!" and lines[1] == "…"
+    assert lines[-1] == "User: Now tell me about the adoption interview."
+    assert all(len(line) <= 80 for line in lines[2:-1])
+
+
+def test_a_cut_mark_of_an_earlier_roll_stays_in_place():
+    summarizer = RuleSummarizer()
+    previous = None
+    for n in range(12):
+        previous = summarizer.summarize(previous, views(("user", f"Topic {n}: {'words ' * 15}")), max_chars=400)
+    lines = previous.summary.splitlines()
+    assert lines[0].startswith("User: Topic 0:") and lines[1] == "…" and lines.count("…") == 1
+    assert lines[-1].startswith("User: Topic 11:")
+
+
+def test_clip_keeps_whole_sentences_and_does_not_break_a_decimal():
+    assert clip("第一句话。第二句很长很长很长很长很长。", 10) == "第一句话。"
+    assert clip("Version 3.5 is out. The rest follows here.", 25) == "Version 3.5 is out."
+    assert clip("one two three four five six", 12) == "one two…"
+    assert len(clip("x" * 50, 10)) == 10
+
+
+LONG_TURNS = [
+    ("user", "我们在做一个记忆服务，必须支持中文和英文，预算有限，只能用 PostgreSQL 和 Redis。" * 3),
+    ("assistant", "We decided to go with Django and Celery. The first migration is done. " * 3),
+    ("user", "I prefer short answers. I still need to write the README and the deployment notes. " * 3),
+    ("assistant", "登录页面报错了，日志里有 500 错误，需要排查。这是一个已知问题。" * 3),
+]
+
+
+def test_a_rule_summary_stays_within_max_chars_over_many_rolls():
+    summarizer = RuleSummarizer()
+    previous = None
+    for _ in range(6):
+        previous = summarizer.summarize(previous, views(*LONG_TURNS), max_chars=200)
+        assert 0 < len(previous.summary) <= 200
+        for name in LIST_FIELDS:
+            items = getattr(previous, name)
+            assert len(items) <= SUMMARY_LIST_ITEMS_MAX
+            assert all(0 < len(item) <= SUMMARY_LIST_ITEM_MAX for item in items)
+    assert previous.summary.startswith("用户：我们在做一个记忆服务") and "…" in previous.summary
+
+
+def test_a_tiny_budget_still_gives_a_short_non_empty_summary():
+    draft = RuleSummarizer().summarize(None, views(*LONG_TURNS), max_chars=12)
+    assert 0 < len(draft.summary) <= 12
+
+
+def test_a_budget_below_one_character_is_refused():
+    with pytest.raises(ValueError):
+        RuleSummarizer().summarize(None, views(("user", "hi")), max_chars=0)
+
+
+def test_carried_over_items_are_deduplicated_and_the_newest_kept():
+    previous = SummaryDraft(summary="older", preferences=[f"旧偏好{n}" for n in range(SUMMARY_LIST_ITEMS_MAX)]
+                            + ["我喜欢少油少辣"])
+    draft = RuleSummarizer().summarize(previous, views(("user", "我喜欢少油少辣！"), ("user", "我不吃香菜。")),
+                                       max_chars=200)
+    assert len(draft.preferences) == SUMMARY_LIST_ITEMS_MAX
+    assert draft.preferences[-2:] == ["我喜欢少油少辣", "我不吃香菜"]
+    assert draft.preferences.count("我喜欢少油少辣") == 1
+    assert "旧偏好0" not in draft.preferences and "旧偏好1" not in draft.preferences
+
+
+# Cues
+
+
+def test_the_seed_conversation_gives_its_preferences_and_last_question():
+    turns = [(turn["role"], turn["content"]) for turn in json.loads(DEMO.read_text(encoding="utf-8"))["turns"]]
+    summarizer = RuleSummarizer()
+    first = summarizer.summarize(None, views(*turns[:4]), max_chars=1000)
+    draft = summarizer.summarize(first, views(*turns[4:]), max_chars=1000)
+    assert any("香菜" in item and "别给我" in item for item in draft.preferences)
+    assert any("少油少辣" in item for item in draft.preferences)
+    assert any("香菜现在可以接受一点" in item for item in draft.preferences)
+    assert draft.current_goal == "今晚吃什么？"
+    assert draft.summary.index("别给我推荐香菜") < draft.summary.index("香菜拌豆腐")
+
+
+def test_the_english_cooking_conversation_gives_its_preferences_and_last_question():
+    draft = RuleSummarizer().summarize(None, views(*COOKING_EN), max_chars=1000)
+    assert any("cilantro" in item and "hate" in item for item in draft.preferences)
+    assert any("low oil" in item for item in draft.preferences)
+    assert draft.current_goal == "What should I cook tonight?"
+
+
+def test_cues_fill_every_list_in_chinese_and_english():
+    draft = RuleSummarizer().summarize(None, views(
+        ("user", "我对花生过敏。我们决定用 PostgreSQL。迁移已经完成了。还要写部署文档。登录页面报错了。"),
+        ("user", "I'm allergic to peanuts. We decided to go with Redis. The migration is done. "
+                 "I still need to write the docs. The login page doesn't work."),
+    ), max_chars=1000)
+    assert draft.constraints == ["我对花生过敏", "I'm allergic to peanuts"]
+    assert draft.decisions == ["我们决定用 PostgreSQL", "We decided to go with Redis"]
+    assert draft.completed_work == ["迁移已经完成了", "The migration is done"]
+    assert draft.pending_work == ["还要写部署文档", "I still need to write the docs"]
+    assert draft.known_issues == ["登录页面报错了", "The login page doesn't work"]
+
+
+def test_questions_and_an_unnamed_assistant_give_no_preferences():
+    draft = RuleSummarizer().summarize(None, views(
+        ("user", "Do you like spicy food?"), ("assistant", "I love spicy food."), ("user", "你喜欢吃辣吗？"),
+    ), max_chars=1000)
+    assert draft.preferences == [] and draft.constraints == []
+
+
+def test_named_speakers_label_the_lines_and_their_items():
+    draft = RuleSummarizer().summarize(None, (
+        MessageView(id=1, role="user", content="I love painting sunsets.", created_at=NOW, speaker="Caroline"),
+        MessageView(id=2, role="assistant", content="I prefer pottery.", created_at=NOW, speaker="Melanie"),
+    ), max_chars=1000)
+    assert draft.summary == "Caroline: I love painting sunsets.\nMelanie: I prefer pottery."
+    assert draft.preferences == ["Caroline: I love painting sunsets", "Melanie: I prefer pottery"]
+
+
+def test_a_window_without_a_user_question_keeps_the_previous_goal():
+    previous = SummaryDraft(summary="用户：今晚吃什么？", current_goal="今晚吃什么？")
+    draft = RuleSummarizer().summarize(previous, views(("user", "香菜现在可以接受一点，但不要太多。")), max_chars=500)
+    assert draft.current_goal == "今晚吃什么？"
