@@ -1,13 +1,17 @@
 """Summarizers of the per-session summary chain (R-EXTRACT; seed 000 链式摘要, 抽取流程).
 
 Each summary is built from the previous summary plus the new messages only, in server
-order, never from the whole history. `RuleSummarizer` is deterministic and offline.
+order, never from the whole history. `RuleSummarizer` is deterministic and offline;
+`memory.capture.llm_summarizer.LLMSummarizer` asks an OpenAI-compatible endpoint;
+`summarizer_for_settings()` picks one.
 """
 
 import re
 from dataclasses import dataclass
 
-from memory.capture.base import MessageView, SummaryDraft
+from memory.capture.base import MessageView, Summarizer, SummaryDraft
+from memory.capture.llm_client import LLMConfig
+from memory.capture.llm_summarizer import LLMSummarizer
 from memory.capture.summary_fit import (
     ELLIPSIS,
     LIST_FIELDS,
@@ -217,3 +221,10 @@ class RuleSummarizer:
         said = [m for m in messages if m.role == "user" and storable(m.content)]
         return clip(storable(said[-1].content), GOAL_CHARS) if said else ""
 
+
+def summarizer_for_settings() -> Summarizer:
+    """LLMSummarizer when settings.MEMORY_LLM_BASE_URL is set, else RuleSummarizer."""
+    config = LLMConfig.from_settings()
+    if config is None:
+        return RuleSummarizer()
+    return LLMSummarizer(config)

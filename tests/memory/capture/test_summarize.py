@@ -1,14 +1,18 @@
-"""The summary chain (R-EXTRACT; seed 000 链式摘要): the rule-based summarizer."""
+"""The summary chain (R-EXTRACT; seed 000 链式摘要): the rule-based and LLM summarizers."""
 
 import json
+import threading
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from memory.capture.base import MessageView, SummaryDraft
-from memory.capture.summarize import RuleSummarizer
+from memory.capture.base import ExtractorError, MessageView, SummaryDraft
+from memory.capture.llm_client import LLMConfig
+from memory.capture.llm_summarizer import LLMSummarizer
+from memory.capture.summarize import RuleSummarizer, summarizer_for_settings
 from memory.capture.summary_fit import LIST_FIELDS, clip
 from memory.limits import SUMMARY_LIST_ITEM_MAX, SUMMARY_LIST_ITEMS_MAX
 
@@ -170,3 +174,113 @@ def test_a_window_without_a_user_question_keeps_the_previous_goal():
     previous = SummaryDraft(summary="用户：今晚吃什么？", current_goal="今晚吃什么？")
     draft = RuleSummarizer().summarize(previous, views(("user", "香菜现在可以接受一点，但不要太多。")), max_chars=500)
     assert draft.current_goal == "今晚吃什么？"
+
+
+# The LLM summarizer, against a local fake endpoint
+
+
+class FakeChat(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 - the http.server hook
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append({"path": self.path, "body": body})
+        status, payload = self.server.reply
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_llm():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
+    server.requests = []
+    server.reply = (200, {})
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def answer(content) -> dict:
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return {"choices": [{"message": {"role": "assistant", "content": text}}]}
+
+
+def llm(server) -> LLMSummarizer:
+    return LLMSummarizer(LLMConfig(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="fake"), timeout=5)
+
+
+def test_the_llm_summarizer_sends_the_previous_summary_and_new_messages_only(fake_llm):
+    fake_llm.reply = (200, answer({
+        "summary": "用户不吃香菜，喜欢少油少辣；问今晚吃什么。", "currentGoal": "今晚吃什么？",
+        "preferences": ["不吃香菜", "少油少辣"], "constraints": [], "decisions": [], "completedWork": [],
+        "pendingWork": ["推荐晚饭"], "knownIssues": [],
+    }))
+    previous = SummaryDraft(summary="用户：以后做饭别给我推荐香菜。", preferences=["不吃香菜"])
+    draft = llm(fake_llm).summarize(previous, views(("user", "我喜欢少油少辣。"), ("user", "今晚吃什么？")),
+                                    max_chars=300)
+    assert draft == SummaryDraft(summary="用户不吃香菜，喜欢少油少辣；问今晚吃什么。", current_goal="今晚吃什么？",
+                                 preferences=["不吃香菜", "少油少辣"], pending_work=["推荐晚饭"])
+    request = fake_llm.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    sent = json.loads(request["body"]["messages"][1]["content"])
+    assert sent["previousSummary"]["summary"] == "用户：以后做饭别给我推荐香菜。"
+    assert [m["content"] for m in sent["newMessages"]] == ["我喜欢少油少辣。", "今晚吃什么？"]
+    assert "300" in request["body"]["messages"][0]["content"]
+
+
+def test_the_llm_summarizer_raises_on_a_server_error(fake_llm):
+    fake_llm.reply = (500, {"error": "boom"})
+    with pytest.raises(ExtractorError):
+        llm(fake_llm).summarize(None, views(("user", "hi")), max_chars=300)
+
+
+def test_the_llm_summarizer_raises_on_an_answer_that_is_not_json(fake_llm):
+    fake_llm.reply = (200, answer("Sure! Here is your summary: the user said hi."))
+    with pytest.raises(ExtractorError):
+        llm(fake_llm).summarize(None, views(("user", "hi")), max_chars=300)
+
+
+@pytest.mark.parametrize("reply", [{"currentGoal": "x"}, {"summary": "  "}, {"summary": "ok", "preferences": "spicy"}])
+def test_the_llm_summarizer_raises_on_a_missing_summary_or_a_field_of_the_wrong_type(fake_llm, reply):
+    fake_llm.reply = (200, answer(reply))
+    with pytest.raises(ExtractorError):
+        llm(fake_llm).summarize(None, views(("user", "hi")), max_chars=300)
+
+
+def test_the_llm_summarizer_clips_oversized_fields(fake_llm):
+    fake_llm.reply = (200, answer({
+        "summary": "很长的摘要。" * 1000, "currentGoal": "g" * 5000,
+        "preferences": [f"偏好{n}" * 300 for n in range(80)], "knownIssues": ["bad\u0000item", 7, None],
+    }))
+    draft = llm(fake_llm).summarize(None, views(("user", "hi")), max_chars=300)
+    assert 0 < len(draft.summary) <= 300
+    assert len(draft.current_goal) <= SUMMARY_LIST_ITEM_MAX
+    assert len(draft.preferences) == SUMMARY_LIST_ITEMS_MAX
+    assert all(len(item) <= SUMMARY_LIST_ITEM_MAX for item in draft.preferences)
+    assert draft.preferences[-1].startswith("偏好79")
+    assert draft.known_issues == ["baditem"]
+
+
+def test_the_llm_summarizer_carries_over_lists_the_model_left_out(fake_llm):
+    fake_llm.reply = (200, answer({"summary": "更新后的摘要。"}))
+    previous = SummaryDraft(summary="旧摘要。", current_goal="今晚吃什么？", preferences=["不吃香菜"])
+    draft = llm(fake_llm).summarize(previous, views(("user", "好的。")), max_chars=300)
+    assert draft.preferences == ["不吃香菜"] and draft.current_goal == "今晚吃什么？"
+
+
+def test_settings_choose_the_llm_summarizer_only_with_an_endpoint(settings):
+    settings.MEMORY_LLM_BASE_URL = ""
+    assert isinstance(summarizer_for_settings(), RuleSummarizer)
+    settings.MEMORY_LLM_BASE_URL = "http://127.0.0.1:9/v1/"
+    settings.MEMORY_LLM_MODEL = "qwen"
+    chosen = summarizer_for_settings()
+    assert isinstance(chosen, LLMSummarizer) and chosen.name == "llm"
+    assert chosen.config.base_url == "http://127.0.0.1:9/v1" and chosen.config.model == "qwen"
