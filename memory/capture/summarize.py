@@ -3,7 +3,8 @@
 Each summary is built from the previous summary plus the new messages only, in server
 order, never from the whole history. `RuleSummarizer` is deterministic and offline;
 `memory.capture.llm_summarizer.LLMSummarizer` asks an OpenAI-compatible endpoint;
-`summarizer_for_settings()` picks one.
+`summarizer_for_settings()` picks one. `memory.capture.summary_roll.summary_roll` stores
+the result as the next link of the chain.
 """
 
 import re

@@ -1,22 +1,33 @@
-"""The summary chain (R-EXTRACT; seed 000 链式摘要): the rule-based and LLM summarizers."""
+"""The summary chain (R-EXTRACT; seed 000 链式摘要; scenarios S16, S20): the rule-based and
+LLM summarizers, and summary_roll, which appends what they write."""
 
 import json
 import threading
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from memory.capture.base import ExtractorError, MessageView, SummaryDraft
 from memory.capture.llm_client import LLMConfig
 from memory.capture.llm_summarizer import LLMSummarizer
 from memory.capture.summarize import RuleSummarizer, summarizer_for_settings
 from memory.capture.summary_fit import LIST_FIELDS, clip
+from memory.capture.summary_roll import summary_roll
+from memory.errors import NotFound
 from memory.limits import SUMMARY_LIST_ITEM_MAX, SUMMARY_LIST_ITEMS_MAX
+from memory.management.commands.replay import locomo_turns
+from memory.models import AuditEvent, Message, Session, Summary
+from memory.services.messages import MessageInput, messages_append
+from memory.services.sessions import SessionRef
+from tests.helpers import append
 
 DEMO = Path(settings.BASE_DIR) / "demo" / "cooking_zh.json"
+LOCOMO = Path(settings.SHARED_DATA_DIR) / "locomo" / "locomo5.json"
 NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
 COOKING_EN = [
@@ -284,3 +295,211 @@ def test_settings_choose_the_llm_summarizer_only_with_an_endpoint(settings):
     chosen = summarizer_for_settings()
     assert isinstance(chosen, LLMSummarizer) and chosen.name == "llm"
     assert chosen.config.base_url == "http://127.0.0.1:9/v1" and chosen.config.model == "qwen"
+
+
+# summary_roll: the chain in the database
+
+
+def session_of(principal, session_id: str = "s1") -> Session:
+    return Session.objects.get(team=principal.team, external_id=session_id)
+
+
+def chain(session: Session) -> list[Summary]:
+    return list(Summary.objects.filter(session=session).order_by("pk"))
+
+
+def assert_chain_covers_every_message_once(session: Session) -> list[Summary]:
+    summaries = chain(session)
+    ids = list(Message.objects.filter(session=session).order_by("pk").values_list("pk", flat=True))
+    covered = [pk for summary in summaries for pk in ids if summary.from_message_id <= pk <= summary.to_message_id]
+    assert covered == ids
+    assert summaries[0].parent_id is None and summaries[0].from_message_id == ids[0]
+    for before, after in zip(summaries, summaries[1:], strict=False):
+        assert after.parent_id == before.pk
+        assert after.from_message_id == min(pk for pk in ids if pk > before.to_message_id)
+    assert summaries[-1].to_message_id == ids[-1]
+    return summaries
+
+
+@dataclass
+class JoiningSummarizer:
+    """S20's stub: the new messages joined by "|", nothing else."""
+
+    name: str = "join"
+
+    def summarize(self, previous, messages, *, max_chars):
+        return SummaryDraft(summary="|".join(message.content for message in messages)[:max_chars])
+
+
+@dataclass
+class SpySummarizer:
+    """Records what each call received, then lets the rule summarizer answer."""
+
+    name: str = "spy"
+    calls: list[tuple[SummaryDraft | None, tuple[int, ...]]] = field(default_factory=list)
+
+    def summarize(self, previous, messages, *, max_chars):
+        self.calls.append((previous, tuple(message.id for message in messages)))
+        return RuleSummarizer().summarize(previous, messages, max_chars=max_chars)
+
+
+# S20: server order, whatever the client's clock says
+
+
+def test_s20_summaries_follow_server_order_with_contiguous_ranges(principal):
+    early = timezone.now() - timedelta(days=1)
+    first = append(principal, "m1:你好", "m2:点一碗面", "m3:改成米饭")
+    s1 = summary_roll(principal=principal, session=session_of(principal), summarizer=JoiningSummarizer(),
+                      max_chars=500)
+    second = append(principal, "m4", "m5") + append(principal, "m6:late", occurred_at=early)
+    s2 = summary_roll(principal=principal, session=session_of(principal), summarizer=JoiningSummarizer(),
+                      max_chars=500)
+    assert s1.summary == "m1:你好|m2:点一碗面|m3:改成米饭"
+    assert s2.summary == "m4|m5|m6:late"
+    assert s2.parent_id == s1.pk
+    assert (s1.from_message_id, s1.to_message_id) == (first[0].pk, first[2].pk)
+    assert (s2.from_message_id, s2.to_message_id) == (second[0].pk, second[2].pk)
+
+
+def test_s20_a_late_client_timestamp_does_not_move_a_message_forward_in_the_rule_summary(principal):
+    append(principal, "我想先聊聊面条。", "然后看看米饭。")
+    append(principal, "最后说说饺子。", occurred_at=timezone.now() - timedelta(days=3))
+    summary = summary_roll(principal=principal, session=session_of(principal), summarizer=RuleSummarizer(),
+                           max_chars=500)
+    text = summary.summary
+    assert text.index("面条") < text.index("米饭") < text.index("饺子")
+
+
+# The chain: previous summary plus the new messages only
+
+
+def test_three_rolls_make_a_linked_chain_each_from_the_previous_summary_and_new_messages(principal):
+    spy = SpySummarizer()
+    windows = []
+    for start in (1, 4, 7):
+        windows.append([m.pk for m in append(principal, *[f"第{n}条消息" for n in range(start, start + 3)])])
+        summary_roll(principal=principal, session=session_of(principal), summarizer=spy, max_chars=1000)
+    summaries = assert_chain_covers_every_message_once(session_of(principal))
+    assert len(summaries) == 3
+    assert [ids for _, ids in spy.calls] == [tuple(window) for window in windows]
+    assert spy.calls[0][0] is None
+    assert spy.calls[1][0].summary == summaries[0].summary
+    assert spy.calls[2][0].summary == summaries[1].summary
+    assert "第1条消息" in summaries[2].summary and "第9条消息" in summaries[2].summary
+
+
+def test_a_roll_is_audited_as_a_summary_append(principal):
+    append(principal, "hello")
+    summary = summary_roll(principal=principal, session=session_of(principal), summarizer=RuleSummarizer(),
+                           max_chars=300)
+    event = AuditEvent.objects.get(event_type="memory.summary.appended")
+    assert event.payload["summary_id"] == summary.pk
+
+
+def test_a_roll_with_nothing_new_returns_none(principal):
+    append(principal, "m1")
+    session = session_of(principal)
+    assert summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=300)
+    assert summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=300) is None
+    assert Summary.objects.count() == 1
+
+
+def test_a_roll_reads_at_most_max_messages_and_leaves_the_rest_for_the_next(principal):
+    append(principal, "m1", "m2", "m3", "m4", "m5")
+    session = session_of(principal)
+    while summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=300,
+                       max_messages=2):
+        pass
+    summaries = assert_chain_covers_every_message_once(session)
+    assert [s.to_message_id - s.from_message_id + 1 for s in summaries] == [2, 2, 1]
+
+
+def test_a_roll_that_loses_a_race_returns_none_and_keeps_the_chain_linear(principal):
+    append(principal, "m1", "m2")
+    session = session_of(principal)
+
+    @dataclass
+    class Racing:
+        name: str = "racing"
+
+        def summarize(self, previous, messages, *, max_chars):
+            summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=max_chars)
+            return SummaryDraft(summary="too late")
+
+    assert summary_roll(principal=principal, session=session, summarizer=Racing(), max_chars=300) is None
+    assert [s.summary for s in chain(session)] == ["User: m1\nUser: m2"]
+
+
+def test_a_forgotten_session_is_not_summarised(principal):
+    append(principal, "m1")
+    Session.objects.filter(external_id="s1").update(deleted_at=timezone.now())
+    assert summary_roll(principal=principal, session=session_of(principal), summarizer=RuleSummarizer(),
+                        max_chars=300) is None
+
+
+def test_another_teams_session_is_not_found(principal, other_principal):
+    append(principal, "m1")
+    with pytest.raises(NotFound):
+        summary_roll(principal=other_principal, session=session_of(principal), summarizer=RuleSummarizer(),
+                     max_chars=300)
+    assert Summary.objects.count() == 0
+
+
+def test_a_roll_fits_an_oversized_draft_into_the_limits(principal):
+    append(principal, "m1")
+
+    @dataclass
+    class Verbose:
+        name: str = "verbose"
+
+        def summarize(self, previous, messages, *, max_chars):
+            return SummaryDraft(summary="x" * 5000, preferences=["p" * 5000] * 2 + [f"p{n}" for n in range(60)])
+
+    summary = summary_roll(principal=principal, session=session_of(principal), summarizer=Verbose(), max_chars=100)
+    assert len(summary.summary) <= 100
+    assert len(summary.preferences) == SUMMARY_LIST_ITEMS_MAX and summary.preferences[-1] == "p59"
+
+
+def test_a_roll_through_the_llm_summarizer_appends_its_summary(principal, fake_llm):
+    append(principal, "以后做饭别给我推荐香菜。")
+    fake_llm.reply = (200, answer({"summary": "用户不吃香菜。", "preferences": ["不吃香菜"]}))
+    summary = summary_roll(principal=principal, session=session_of(principal), summarizer=llm(fake_llm),
+                           max_chars=300)
+    assert summary.summary == "用户不吃香菜。" and summary.preferences == ["不吃香菜"]
+
+
+def test_a_failed_llm_roll_appends_nothing(principal, fake_llm):
+    append(principal, "hi")
+    fake_llm.reply = (500, {})
+    with pytest.raises(ExtractorError):
+        summary_roll(principal=principal, session=session_of(principal), summarizer=llm(fake_llm), max_chars=300)
+    assert Summary.objects.count() == 0
+
+
+# A real conversation
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo data is not present (set MEMORY_SHARED_DATA)")
+def test_a_locomo_conversation_rolled_every_8_messages_is_covered_once(principal):
+    """The whole of conv-26 in one session (the replay splits it by LoCoMo session; one chain
+    over all of it is the harder case for the budget)."""
+    sample = next(item for item in json.loads(LOCOMO.read_text(encoding="utf-8")) if item["sample_id"] == "conv-26")
+    turns = locomo_turns(sample)
+    ref = SessionRef(session_id="conv-26", workspace_id="locomo", user_id="conv-26")
+    session = None
+    for start in range(0, len(turns), 8):
+        messages_append(principal=principal, messages=[
+            MessageInput(session=ref, role=turn["role"], content=turn["content"], metadata=turn["metadata"],
+                         occurred_at=datetime.fromisoformat(turn["occurred_at"]))
+            for turn in turns[start:start + 8]
+        ])
+        session = session or Session.objects.get(external_id="conv-26")
+        assert summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=2000)
+    summaries = assert_chain_covers_every_message_once(session)
+    assert len(summaries) == -(-len(turns) // 8)
+    final = summaries[-1]
+    assert len(final.summary) <= 2000 and final.summary.startswith("Caroline: ")
+    print(f"\nLoCoMo conv-26: {len(turns)} messages, {len(summaries)} summaries; final summary "
+          f"{len(final.summary)} characters, lists "
+          + ", ".join(f"{name} {len(getattr(final, name))}" for name in LIST_FIELDS)
+          + f"\n{final.summary}\ngoal: {final.current_goal}")
