@@ -1,0 +1,89 @@
+"""Rolling a session's summary chain one link forward (R-EXTRACT, R-STORE; seed 000 链式摘要).
+
+What the capture job calls after a turn: read the latest summary and the messages after
+it, let a summarizer write the next summary from those alone, and append it through
+memory.services.summaries.summary_append, which links it to its parent, checks the range
+(no gap, no overlap) and audits it.
+"""
+
+from accounts.principal import Principal
+from memory.capture.base import MessageView, Summarizer, SummaryDraft
+from memory.capture.summary_fit import LIST_FIELDS, draft_fit
+from memory.errors import InvalidInput, NotFound
+from memory.models import Message, Session, Summary
+from memory.services.sessions import SessionRef
+from memory.services.summaries import SummaryInput, summary_append
+
+ROLL_MESSAGES_MAX = 200  # messages one roll reads; the rest wait for the next roll
+
+
+def summary_draft_of(summary: Summary) -> SummaryDraft:
+    """A stored summary as the SummaryDraft a summarizer reads."""
+    return SummaryDraft(
+        summary=summary.summary,
+        current_goal=summary.current_goal,
+        **{name: list(getattr(summary, name) or []) for name in LIST_FIELDS},
+    )
+
+
+def message_view_of(message: Message) -> MessageView:
+    """A stored message as a summarizer sees it; `speaker` comes from metadata["speaker"]."""
+    speaker = (message.metadata or {}).get("speaker", "")
+    return MessageView(
+        id=message.pk,
+        role=message.role,
+        content=message.content,
+        created_at=message.created_at,
+        speaker=speaker if isinstance(speaker, str) else "",
+    )
+
+
+def summary_roll(*, principal: Principal, session: Session, summarizer: Summarizer, max_chars: int,
+                 max_messages: int = ROLL_MESSAGES_MAX) -> Summary | None:
+    """Append the session's next summary, covering the messages after the latest summary's
+    `to_message` (ids ascending, at most `max_messages`; the rest are left for the next roll).
+
+    The summarizer gets the previous summary (None for the first link) and those messages
+    only; its draft is fitted to the limits (text ≤ min(max_chars, SUMMARY_TEXT_MAX)
+    characters) and appended with explicit from/to ids, so the chain stays linked and
+    gap-free and the append is audited as `memory.summary.appended`.
+
+    Returns the new Summary, or None when there is nothing new, the session was forgotten,
+    or a concurrent roll appended first (what it left over waits for the next roll). Raises
+    what the summarizer raises (ExtractorError: retry later), ValueError for max_chars < 1
+    or max_messages < 1, NotFound for another team's session, and AccessDenied (a key
+    limited to other workspaces) from summary_append.
+    """
+    if max_messages < 1:
+        raise ValueError(f"max_messages must be at least 1 (got {max_messages})")
+    if session.team_id != principal.team.pk:
+        raise NotFound("no such session in this team")
+    if session.deleted_at is not None:
+        return None
+    latest = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
+    messages = Message.objects.filter(team=principal.team, session=session)
+    if latest is not None:
+        messages = messages.filter(pk__gt=latest.to_message_id)
+    window = list(messages.order_by("pk")[:max_messages])
+    if not window:
+        return None
+    previous = summary_draft_of(latest) if latest is not None else None
+    draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
+                                 max_chars=max_chars)
+    draft = draft_fit(draft, max_chars=max_chars)
+    data = SummaryInput(
+        session=SessionRef(session_id=session.external_id, workspace_id=session.workspace_id,
+                           user_id=session.user_id),
+        summary=draft.summary,
+        from_message_id=window[0].pk,
+        to_message_id=window[-1].pk,
+        current_goal=draft.current_goal,
+        lists={name: getattr(draft, name) for name in LIST_FIELDS},
+    )
+    try:
+        return summary_append(principal=principal, data=data)
+    except InvalidInput:
+        newest = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
+        if newest is not None and newest.pk != (latest.pk if latest is not None else None):
+            return None  # another roll extended the chain first; ours would overlap it
+        raise
