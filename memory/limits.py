@@ -44,3 +44,12 @@ CONTEXT_RECENT_MESSAGES_MAX = 20
 
 IDEMPOTENCY_KEY_MAX = 255  # Idempotency-Key header: 1–255 printable ASCII characters, no spaces
 IDEMPOTENCY_TTL_HOURS = 24  # a stored first answer is replayed for this long, then the key starts afresh
+
+# The user profile document (seed 004 L2 长期用户记忆: UserMemoryDistiller CONTENT_BUDGET,
+# autoConsolidateAt, compactRatio, 10-minute cooldown; R-EXTRACT consolidation).
+PROFILE_CONTENT_MAX = 8000  # characters of a version's content
+PROFILE_COMPACT_RATIO = 0.8  # past this share of PROFILE_CONTENT_MAX the content is compacted to it
+PROFILE_CONSOLIDATE_AT = 8  # user-scope nodes created or changed since the last run before a new version
+PROFILE_COOLDOWN_SECONDS = 600  # no automatic version within this long of the previous one
+PROFILE_SUMMARY_MAX = 1200  # characters of a version's summary (seed SUMMARY_BUDGET)
+PROFILE_LINE_MAX = 500  # characters of one node's line in the content

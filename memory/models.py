@@ -363,5 +363,6 @@ class IdempotencyRecord(models.Model):
         return f"{self.caller}:{self.key}"
 
 
-from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models
 from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F401 - registers the model
+from memory.profile_models import ProfileGenerator, ProfileReason, UserProfile, UserProfileVersion  # noqa: E402,F401 - registers the models
+from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models
