@@ -158,8 +158,8 @@ def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str =
                            now: datetime | None = None) -> list[Merge]:
     """Merge the duplicate active nodes (see the module doc) of `user_id`'s user-scope
     memory and of `workspace_id`'s workspace-scope memory, one transaction per owner; with
-    neither, nothing (global memory is curated by admins). Returns the merges, survivors
-    oldest first. Raises InvalidInput for a malformed id."""
+    neither, nothing (global memory is curated by admins). Returns the merges by survivor
+    id. Raises InvalidInput for a malformed id."""
     user_id = clean_identity(user_id, field="user_id")
     workspace_id = clean_identity(workspace_id, field="workspace_id")
     owners = []
