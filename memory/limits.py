@@ -50,3 +50,12 @@ CAPTURE_BACKOFF_SECONDS = 30  # retry n waits 30 s × 2^(n-1), at most CAPTURE_B
 CAPTURE_BACKOFF_MAX_SECONDS = 3600
 CAPTURE_IDLE_SECONDS = 600  # a session quiet this long has its remaining messages captured by the sweep
 CAPTURE_WINDOW_MAX = 200  # messages one capture job reads at most
+
+# The user profile document (seed 004 L2 长期用户记忆: UserMemoryDistiller CONTENT_BUDGET,
+# autoConsolidateAt, compactRatio, 10-minute cooldown; R-EXTRACT consolidation).
+PROFILE_CONTENT_MAX = 8000  # characters of a version's content
+PROFILE_COMPACT_RATIO = 0.8  # past this share of PROFILE_CONTENT_MAX the content is compacted to it
+PROFILE_CONSOLIDATE_AT = 8  # user-scope nodes created or changed since the last run before a new version
+PROFILE_COOLDOWN_SECONDS = 600  # no automatic version within this long of the previous one
+PROFILE_SUMMARY_MAX = 1200  # characters of a version's summary (seed SUMMARY_BUDGET)
+PROFILE_LINE_MAX = 500  # characters of one node's line in the content

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from memory.api import capture_views, sessions, views
 from memory.api import governance_views as gv
+from memory.api import profile_views as pv
 
 urlpatterns = [
     path("messages", views.MessagesView.as_view(), name="api-messages"),
@@ -23,6 +24,10 @@ urlpatterns = [
     path("nodes/<id:node_id>", gv.NodeView.as_view(), name="api-node"),
     path("nodes/<id:node_id>/restore", gv.NodeRestoreView.as_view(), name="api-node-restore"),
     path("nodes/<id:node_id>/history", views.NodeHistoryView.as_view(), name="api-node-history"),
+    # `path`: a user id may contain "/"; the two sub-resources are matched first.
+    path("profiles/<path:user_id>/versions", pv.ProfileVersionsView.as_view(), name="api-profile-versions"),
+    path("profiles/<path:user_id>/rollback", pv.ProfileRollbackView.as_view(), name="api-profile-rollback"),
+    path("profiles/<path:user_id>", pv.ProfileView.as_view(), name="api-profile"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="api-unknown"),
 ]

@@ -79,7 +79,7 @@ def _apply(principal: Principal, session: Session, operations: list[dict]) -> di
 
 
 def _capture(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, now: datetime) -> dict:
-    from memory.capture.consolidate import profile_consolidate
+    from memory.capture.consolidate import consolidation_run
     from memory.capture.summary_roll import summary_roll
 
     session = Session.objects.get(pk=job.session_id)
@@ -89,11 +89,13 @@ def _capture(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, n
     counts = _apply(principal, session, extraction.operations)
     summary = summary_roll(principal=principal, session=session, summarizer=summarizer,
                            max_chars=settings.MEMORY_SUMMARY_MAX_CHARS)
-    profile = profile_consolidate(team=job.team, user_id=session.user_id, now=now) if session.user_id else None
+    report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id, now=now)
+    version = report.profile.version if report.profile is not None else None
     return {
         "extractor": extractor.name, "messages": len(context.messages), "proposals": len(extraction.operations),
         "outcomes": counts, "summary_id": summary.pk if summary is not None else None,
-        "profile_version": getattr(profile, "version", None),
+        "merged": sum(len(merge.merged_ids) for merge in report.merges),
+        "profile_version": version.version if version is not None else None,
     }
 
 

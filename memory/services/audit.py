@@ -99,3 +99,17 @@ def audit_redact_node(*, principal: Principal, node_id: int) -> int:
             event.save(update_fields=["payload"])
             changed += 1
     return changed
+
+
+MERGED_EVENT = "memory.node.merged"  # a duplicate folded into another node; payload["merged_into"] names it
+
+
+def audit_merged_into(*, team_id: int, node_ids: list[int]) -> list[int]:
+    """Ids of the nodes merged into any of `node_ids` (memory.capture.consolidate), read from
+    their `memory.node.merged` events: a duplicate says what its survivor says, so forgetting
+    the survivor for good takes them along."""
+    if not node_ids:
+        return []
+    events = AuditEvent.objects.filter(team_id=team_id, event_type=MERGED_EVENT, node_id__isnull=False,
+                                       payload__merged_into__in=list(node_ids))
+    return sorted(set(events.values_list("node_id", flat=True)))

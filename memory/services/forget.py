@@ -20,7 +20,8 @@ their status and their links. Nothing is redacted. Repeating a soft delete is a 
 hard (final; also for a soft-deleted session):
 - its nodes are removed — rows, source links and keyword-index entries (the tsvector is a
   column of the row on PostgreSQL; the FTS5 row goes with it by trigger on SQLite) — their
-  content is redacted from earlier audit payloads (audit_redact_node), and one
+  content is redacted from earlier audit payloads (audit_redact_node) and their lines from
+  every profile version of their users (profile_forget_nodes), and one
   `memory.node.hard_deleted` event is written per node, as node_delete does (S07: one audit
   row per memory that left the store);
 - its summaries and messages are removed, and with them their keyword-index entries;
@@ -58,6 +59,7 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Retrieval, Scope, Session, Summary
 from memory.services.audit import audit_record, audit_redact_node
 from memory.services.idempotency import idempotency_forget_answers
+from memory.services.profiles import profile_forget_nodes
 from memory.services.sessions import SessionRef
 from memory.validation import clean_text
 
@@ -188,6 +190,7 @@ def _hard(
     counts["retrievals_redacted"] = _redact_retrievals(principal, session, set(message_ids))
     for node in nodes:
         counts["audit_events_redacted"] += audit_redact_node(principal=principal, node_id=node.pk)
+    profile_forget_nodes(team=team, node_ids=[node.pk for node in nodes], principal=principal)
     Node.objects.filter(team=team, pk__in=[node.pk for node in nodes]).delete()
     for node in nodes:
         audit_record(

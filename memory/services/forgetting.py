@@ -6,11 +6,12 @@ never reaches past that owner, so "forget everything of mine" cannot touch anoth
 
 - soft: active or expired nodes become `deleted`: out of search and context, kept for audit
   and restore.
-- hard: the node and the versions it superseded (its chain: they hold the same fact) are
-  removed with their source links and keyword-index entries (the index lives on the row), and
-  their content is redacted from earlier audit payloads, and the team's stored
-  Idempotency-Key answers (which may quote it) are erased: a retry gets 409 answer_forgotten. The audit keeps who, when, why and
-  how many: one event per removed node and one `memory.forget` event with the ids.
+- hard: the node, the versions it superseded (its chain: they hold the same fact) and the
+  duplicates merged into any of them are removed with their source links and keyword-index
+  entries (the index lives on the row), and their content is redacted from earlier audit
+  payloads and profile versions, and the team's stored Idempotency-Key answers (which may
+  quote it) are erased: a retry gets 409 answer_forgotten. The audit keeps who, when, why
+  and how many: one event per removed node and one `memory.forget` event with the ids.
 
 More than one candidate, or any hard delete through the tool, needs `confirm`: without it the
 answer is requires_confirmation with the candidates, and nothing is written.
@@ -23,6 +24,7 @@ complete (old → newer → restored copy). Both audited.
 from dataclasses import dataclass, field, replace
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -30,7 +32,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
-from memory.services.audit import audit_record
+from memory.services.audit import audit_merged_into, audit_record
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import node_delete, node_for_write, supersede_input, supersede_locked, validate_node_input
@@ -107,11 +109,14 @@ def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
 
 
 def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
-    """`ids` and every node they superseded, directly or not (newest first)."""
+    """`ids` and every node they superseded or absorbed as duplicates (memory.capture.consolidate),
+    directly or not (newest first)."""
     found = list(dict.fromkeys(ids))
     frontier = list(found)
     while frontier and len(found) <= FORGET_MAX:
-        older = list(Node.objects.filter(team=principal.team, superseded_by__in=frontier).values_list("pk", flat=True))
+        merged = audit_merged_into(team_id=principal.team.pk, node_ids=frontier)
+        older = list(Node.objects.filter(Q(superseded_by__in=frontier) | Q(pk__in=merged), team=principal.team)
+                     .distinct().order_by("-pk").values_list("pk", flat=True))
         frontier = [pk for pk in older if pk not in found]
         found += frontier
     return found

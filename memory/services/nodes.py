@@ -27,6 +27,7 @@ from memory.services.node_input import (  # noqa: F401 - callers import the inpu
     validate_node_input,
     value_hash,
 )
+from memory.services.profiles import profile_forget_nodes
 from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_text
 
@@ -384,7 +385,8 @@ def node_delete(
 
     soft: status → deleted; out of every search and context, kept for audit and restore.
     hard: the row, its source links and its keyword-index entry are removed and its content
-    is redacted from earlier audit payloads; one audit event records who, when and why.
+    is redacted from earlier audit payloads and its line from every profile version; one
+    audit event records who, when and why.
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -404,6 +406,7 @@ def node_delete(
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         redacted = audit_redact_node(principal=principal, node_id=node.pk)
+        profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
         audit_record(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,

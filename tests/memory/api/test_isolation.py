@@ -8,7 +8,7 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from accounts.services import agent_key_create, agent_key_revoke
 from memory.api import urls as api_urls
-from memory.models import Message
+from memory.models import Message, UserProfile, UserProfileVersion
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 from tests.conftest import key_client
@@ -25,6 +25,11 @@ def world(principal):
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"), summary=SECRET))
     node = make_node(principal, scope="workspace", workspace_id="w1", type="fact", title=SECRET,
                      source_message_ids=[message.pk])
+    # u1's profile document, written directly so that no user-scope node (which keys limited to
+    # a workspace may read) carries the secret into the node listings below.
+    UserProfile.objects.create(team=principal.team, user_id="u1", current_version=1)
+    UserProfileVersion.objects.create(team=principal.team, user_id="u1", version=1, summary=SECRET, content=SECRET,
+                                      reason="consolidate", actor="system:consolidation")
     return {"message": message, "node": node}
 
 
@@ -55,6 +60,10 @@ def requests_for(world, retrieval_id):
                      ("delete", reverse("api-node", args=[node_id]) + "?mode=hard", None)],
         "api-node-restore": [("post", reverse("api-node-restore", args=[node_id]), {})],
         "api-node-history": [("get", reverse("api-node-history", args=[node_id]), None)],
+        "api-profile": [("get", reverse("api-profile", args=["u1"]), None),
+                        ("get", reverse("api-profile", args=["u1"]), {"version": 1})],
+        "api-profile-versions": [("get", reverse("api-profile-versions", args=["u1"]), None)],
+        "api-profile-rollback": [("post", reverse("api-profile-rollback", args=["u1"]), {"version": 1})],
         "api-schema": [],  # public: the OpenAPI document holds no team data
         "api-unknown": [],  # any other path: a JSON 404 for everyone (test_unknown_api_paths…)
     }

@@ -109,10 +109,10 @@ def test_a_failing_extractor_is_retried_with_backoff_and_given_up_after_the_limi
 
 @pytest.fixture
 def unreachable_broker():
-    before = dict(celery_app.conf)
+    before = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
     celery_app.conf.update(broker_url="redis://127.0.0.1:1/0", task_always_eager=False)
     yield
-    celery_app.conf.update(broker_url=before["broker_url"], task_always_eager=before["task_always_eager"])
+    celery_app.conf.update(**before)
 
 
 def test_a_broker_outage_loses_nothing_and_every_job_runs_exactly_once(principal, unreachable_broker, monkeypatch,

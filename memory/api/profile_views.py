@@ -1,0 +1,127 @@
+"""The user profile document over HTTP (seed 004 L2; R-EXTRACT, R-API): read the current or
+an earlier version, list the versions, roll back. Thin adapters over
+memory.selectors.profiles and memory.services.profiles.
+
+The user id is the rest of the path (it may contain "/"); a user id that itself ends in
+"/versions" or "/rollback" is read through the list of versions.
+"""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from memory import limits
+from memory.api.base import TeamAPIView
+from memory.api.fields import StrictCharField, StrictIntegerField
+from memory.api.serializers import StrictSerializer
+from memory.api.views import SummaryPagination
+from memory.errors import NotFound
+from memory.selectors.profiles import profile_get, profile_version_get, profile_versions
+from memory.services.profiles import profile_rollback
+
+VERSION_MAX = 2**31 - 1
+
+
+class ProfileQuerySerializer(StrictSerializer):
+    version = serializers.IntegerField(required=False, min_value=1, max_value=VERSION_MAX,
+                                       help_text="an earlier version; default: the current one")
+
+
+class ProfileVersionsQuerySerializer(StrictSerializer):
+    cursor = serializers.CharField(required=False, max_length=512)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
+
+
+class RollbackInSerializer(StrictSerializer):
+    version = StrictIntegerField(min_value=1, max_value=VERSION_MAX, help_text="the version to make current again")
+    reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="")
+
+
+class ProfileVersionItemSerializer(serializers.Serializer):
+    """A version without its content (read it with GET /profiles/{user_id}?version=N)."""
+
+    user_id = serializers.CharField()
+    version = serializers.IntegerField()
+    reason = serializers.CharField(help_text="consolidate | compact | rollback")
+    generator = serializers.CharField(help_text="rules | llm")
+    rolled_back_from = serializers.IntegerField(allow_null=True)
+    summary = serializers.CharField(help_text=f"at most {limits.PROFILE_SUMMARY_MAX} characters")
+    content_chars = serializers.SerializerMethodField()
+    source_node_ids = serializers.ListField(child=serializers.IntegerField(), help_text="the nodes it was built from")
+    actor = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    redacted_at = serializers.DateTimeField(allow_null=True, help_text="when a forgotten memory's line was taken out")
+
+    def get_content_chars(self, version) -> int:
+        return len(version.content)
+
+
+class ProfileVersionOutSerializer(ProfileVersionItemSerializer):
+    content = serializers.CharField(help_text=f"at most {limits.PROFILE_CONTENT_MAX} characters, "
+                                              "'## group' headings and '- ' lines")
+
+
+class ProfileVersionPageSerializer(serializers.Serializer):
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = ProfileVersionItemSerializer(many=True)
+
+
+class ProfileVersionPagination(SummaryPagination):
+    ordering = "-version"
+
+
+USER_ID = OpenApiParameter("user_id", str, OpenApiParameter.PATH, description="the end user's id")
+
+
+class ProfileView(TeamAPIView):
+    """The user's profile document: the current version, or the one asked for."""
+
+    required_right = "read"
+
+    @extend_schema(operation_id="profiles_get", parameters=[USER_ID, ProfileQuerySerializer],
+                   responses={200: ProfileVersionOutSerializer},
+                   description="The current version of the user's profile document (summary, content, version), "
+                               "or `?version=N`. 404 when the user has no profile yet.")
+    def get(self, request, user_id: str):
+        params = self.query(ProfileQuerySerializer)
+        if "version" in params:
+            version = profile_version_get(principal=request.principal, user_id=user_id, version=params["version"])
+        else:
+            version = profile_get(principal=request.principal, user_id=user_id)
+            if version is None:
+                raise NotFound(f"no profile for user {user_id!r}")
+        return Response(ProfileVersionOutSerializer(version).data)
+
+
+class ProfileVersionsView(TeamAPIView):
+    """Every version of the user's profile document, newest first."""
+
+    required_right = "read"
+
+    @extend_schema(operation_id="profiles_versions", parameters=[USER_ID, ProfileVersionsQuerySerializer],
+                   responses={200: ProfileVersionPageSerializer},
+                   description="The versions of the user's profile, newest first, without their content; "
+                               "`next` pages to older ones. Versions are never deleted.")
+    def get(self, request, user_id: str):
+        self.query(ProfileVersionsQuerySerializer)
+        paginator = ProfileVersionPagination()
+        versions = profile_versions(principal=request.principal, user_id=user_id)
+        page = paginator.paginate_queryset(versions, request, view=self)
+        return paginator.get_paginated_response(ProfileVersionItemSerializer(page, many=True).data)
+
+
+class ProfileRollbackView(TeamAPIView):
+    """Make an earlier version current again, as a new version."""
+
+    required_right = "write"
+
+    @extend_schema(operation_id="profiles_rollback", parameters=[USER_ID], request=RollbackInSerializer,
+                   responses={201: ProfileVersionOutSerializer},
+                   description="Appends version N+1, a copy of the version named (reason `rollback`); no version "
+                               "is deleted. Needs the right to write user memory.")
+    def post(self, request, user_id: str):
+        data = self.body(RollbackInSerializer)
+        version = profile_rollback(principal=request.principal, user_id=user_id, version=data["version"],
+                                   reason=data["reason"])
+        return Response(ProfileVersionOutSerializer(version).data, status=201)
