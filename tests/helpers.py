@@ -65,3 +65,29 @@ def run_parallel(jobs: list, *, team=None) -> list:
     for thread in threads:
         thread.join()
     return results
+
+
+def celery_broker(url: str, *, eager: bool):
+    """Point the Celery app at `url` (eager: run tasks in-process) for a test; a context
+    manager that restores the settings. Celery caches its connection and producer pools per
+    broker, so those caches are dropped on the way in and out."""
+    import contextlib
+
+    from config.celery import app
+
+    @contextlib.contextmanager
+    def switch():
+        before = {key: app.conf[key] for key in ("broker_url", "task_always_eager")}
+
+        def apply(**conf):
+            app.conf.update(**conf)
+            app._pool = None  # noqa: SLF001 - no public way to drop the cached pools
+            app.amqp._producer_pool = None  # noqa: SLF001
+
+        apply(broker_url=url, task_always_eager=eager)
+        try:
+            yield app
+        finally:
+            apply(**before)
+
+    return switch()

@@ -12,7 +12,7 @@ from memory.capture.base import Extraction, ExtractorError, SummaryDraft
 from memory.capture.jobs import backoff, job_run, jobs_stats, jobs_sweep
 from memory.capture_models import CaptureJob, JobStatus
 from memory.models import AuditEvent, Node, Summary
-from tests.helpers import append
+from tests.helpers import append, celery_broker
 
 CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
 
@@ -109,10 +109,8 @@ def test_a_failing_extractor_is_retried_with_backoff_and_given_up_after_the_limi
 
 @pytest.fixture
 def unreachable_broker():
-    before = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url="redis://127.0.0.1:1/0", task_always_eager=False)
-    yield
-    celery_app.conf.update(**before)
+    with celery_broker("redis://127.0.0.1:1/0", eager=False):
+        yield
 
 
 def test_a_broker_outage_loses_nothing_and_every_job_runs_exactly_once(principal, unreachable_broker, monkeypatch,
