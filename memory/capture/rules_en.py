@@ -49,8 +49,11 @@ _POINTING = set(
     ours what how when where why who which there here all everything something anything nothing everyone someone
     anyone so very too much lot lots way kind sort one ones thing things stuff""".split()
 )
+# Words an item cannot start with: a determiner that points back, a clause ("the things I love
+# makes writing fun": "makes …" is not what is loved), a conjunction.
 _BAD_START = {"the", "to", "being", "seeing", "hearing", "knowing", "having", "getting", "doing", "going", "not", "no",
-              "if", "and", "or", "but", "just", "really"}
+              "if", "and", "or", "but", "just", "really", "is", "are", "was", "were", "makes", "made", "has", "have",
+              "gives", "brings", "keeps", "helps", "means", "can", "will", "would"}
 _STRIP_START = re.compile(r"^(?:a|an|some|any|most|all kinds of|eating|to eat)\s+", re.IGNORECASE)
 
 TEXTS = {
@@ -60,7 +63,7 @@ TEXTS = {
     "like_food": ("User likes {item}", "Recipes with {item} are welcome.", ("likes", "recipes")),
     "cuisine": ("User likes {item} food", "Prefer {item} dishes in recipe suggestions.", ("cuisine", "recipes")),
     "flavor": ("User prefers {item}", "Prefer {item} in recipe suggestions.", ("taste", "recipes")),
-    "diet": ("User is {item}", "Recipe suggestions must be {item}.", ("diet", "recipes")),
+    "diet": ("User is {item}", "Recipe suggestions must suit it: the user is {item}.", ("diet", "recipes")),
     "allergy": ("User is allergic to {item}", "Never suggest {item}.", ("allergy", "recipes")),
     "allergy_other": ("User is allergic to {item}", "The user said they are allergic to {item}.", ("allergy",)),
     "health": ("User has {item}", "The user said: {said}", ("health", "temporary")),
@@ -190,10 +193,10 @@ def _health(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _like(kind: str):
-    """A plain like or dislike; vetoed when the rest of the phrase points at the conversation
-    ("escaping to that world")."""
+    """A plain like or dislike, the whole phrase ("experimenting in the kitchen"); vetoed when
+    the rest of the clause points at the conversation ("escaping to that world")."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
-        item = clean(match["item"])
+        item = clean(match["item"], longest=6)
         rest = re.split(r"[,.;:!?]", match.string[match.end():], maxsplit=1)[0]
         if not item or _POINTING & set(rest.lower().split()) - {"so", "very", "too", "much", "lot", "lots"}:
             return []
@@ -342,10 +345,10 @@ RULES = (
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),
     _rule("like", _like("like"),
-          rf"\bI\s+(?:really\s+|just\s+|absolutely\s+|also\s+|truly\s+)?(?:love|like|enjoy|adore)\s+{ITEM}{END}",
+          rf"\bI\s+(?:really\s+|just\s+|absolutely\s+|also\s+|truly\s+)?(?:love|like|enjoy|adore)\s+{ITEM}{END_WHOLE}",
           generic=True),
     _rule("dislike", _like("dislike"),
-          rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END}", generic=True),
+          rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END_WHOLE}", generic=True),
     _rule("note", _note, r"(?:^|(?<=[,;:!?]))\s*(?:please\s+)?remember(?:\s+that|\s*[:,])\s*(?P<x>[^.!?;]{3,200})",
           generic=True, unit="sentence"),
 )

@@ -118,6 +118,8 @@ def test_only_user_messages_are_sources():
 @pytest.mark.parametrize("text,expected", [
     ("我喜欢画画", ("preference", "general", "", "画画", "用户喜欢画画")),
     ("I love hiking", ("preference", "general", "", "hiking", "User likes hiking")),
+    ("I love experimenting in the kitchen, it's fun", ("preference", "general", "", "experimenting in the kitchen",
+                                                      "User likes experimenting in the kitchen")),
     ("I hate cats", ("preference", "general", "", "cats", "User dislikes cats")),
     ("I don't eat pork", ("preference", "生活技能", "avoid_ingredient", "pork", "User avoids pork")),
     ("我对花生过敏", ("constraint", "生活技能", "allergy", "花生", "用户对花生过敏")),
@@ -244,6 +246,7 @@ def test_the_same_statement_twice_in_a_window_is_one_proposal_with_both_sources(
     "你好", "What's the weather?", "ok thanks", "哈哈好的", "谢谢！", "I love that!", "I love your turtles so much!",
     "Thanks for always being there for me.", "They're the reason why I never give up.", "I remember when we met.",
     "I need to relax.", "我会记住的", "不要太多", "以后再说吧", "", "   ",
+    "Connecting with the things I love makes writing even more fun.", "I love escaping to that world.",
 ])
 def test_chit_chat_gives_no_operations(text):
     assert extract(text) == []
