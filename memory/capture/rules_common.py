@@ -1,0 +1,183 @@
+"""What the rule tables of the rule-based extractor are made of (R-EXTRACT; seed 000 抽取流程,
+受控 Schema, 写入示例).
+
+A language module (rules_zh, rules_en) is a table of Rules: a regular expression and a
+builder that turns a match into Findings. A Finding says what the user said (kind, key,
+value, the words for title and content) and nothing about where it goes: scope, expiry,
+explicit intent and what it supersedes are decided once, for every language, by
+memory.capture.rules.
+
+KINDS is the second table: per kind, the node type, domain, controlled key, category and the
+weights the seed's examples use (avoid_ingredient 0.98/0.9, flavor_profile 0.95/0.85).
+"""
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from memory import schema_defaults
+
+COOKING = schema_defaults.COOKING
+GENERAL = "general"  # memory.services.node_input.DEFAULT_DOMAIN
+DIET_PATH = ("生活技能", "做饭", "饮食偏好")
+DAY = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a kind of statement is stored: type, domain, key ('' = one node per text),
+    category, confidence and importance (0–1). `project`: it belongs to the workspace
+    (decisions, tasks), not to the user. `temporary`: a passing state even without a time
+    word, kept this long. `temporary_type`: the type it takes when temporary (a passing taste
+    is a constraint, seed 冲突消解: 临时有效约束 > 长期偏好)."""
+
+    type: str
+    key: str = ""
+    domain: str = GENERAL
+    category_path: tuple[str, ...] = ()
+    confidence: float = 0.8
+    importance: float = 0.5
+    project: bool = False
+    temporary: timedelta | None = None
+    temporary_type: str = ""
+
+
+KINDS: dict[str, Kind] = {
+    "avoid": Kind("preference", "avoid_ingredient", COOKING, DIET_PATH, 0.98, 0.9),
+    "limit": Kind("preference", "limit_ingredient", COOKING, DIET_PATH, 0.95, 0.85),
+    "like_food": Kind("preference", "preferred_ingredient", COOKING, DIET_PATH, 0.9, 0.6),
+    "cuisine": Kind("preference", "preferred_cuisine", COOKING, DIET_PATH, 0.9, 0.6),
+    "flavor": Kind("preference", "flavor_profile", COOKING, DIET_PATH, 0.95, 0.85, temporary_type="constraint"),
+    "diet": Kind("preference", "dietary_restriction", COOKING, DIET_PATH, 0.95, 0.9),
+    "allergy": Kind("constraint", "allergy", COOKING, DIET_PATH, 0.98, 0.95),
+    "allergy_other": Kind("constraint", confidence=0.9, importance=0.8),
+    "health": Kind("constraint", "health_condition", COOKING, DIET_PATH, 0.9, 0.8, temporary=DAY),
+    "like": Kind("preference", confidence=0.8, importance=0.5),
+    "dislike": Kind("preference", confidence=0.8, importance=0.5),
+    "favorite": Kind("preference", confidence=0.85, importance=0.5),
+    "fact_lives": Kind("fact", confidence=0.85, importance=0.6),
+    "fact_works": Kind("fact", confidence=0.85, importance=0.6),
+    "fact_named": Kind("fact", confidence=0.85, importance=0.5),
+    "note": Kind("fact", confidence=0.9, importance=0.7),
+    "decision": Kind("decision", confidence=0.85, importance=0.7, project=True),
+    "task": Kind("task", confidence=0.8, importance=0.6, project=True),
+    "task_done": Kind("task", confidence=0.8, importance=0.5, project=True),
+    "correction": Kind("correction", confidence=0.9, importance=0.8),
+}
+
+# A new ingredient preference replaces an active one of these keys about the same ingredient.
+REPLACES = {
+    "avoid_ingredient": ("preferred_ingredient", "limit_ingredient"),
+    "limit_ingredient": ("avoid_ingredient", "preferred_ingredient"),
+    "preferred_ingredient": ("avoid_ingredient", "limit_ingredient"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One statement a rule understood. `item` is what it is about (香菜, cilantro, a task's
+    text), used to find the memory it replaces; `old` is a correction's old value.
+    `needs_target`: too vague to stand alone ("finished this"), kept only when it closes or
+    corrects an active memory."""
+
+    kind: str
+    lang: str  # zh | en
+    value: Any
+    title: str
+    content: str
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    item: str = ""
+    old: str = ""
+    rule: str = ""
+    needs_target: bool = False  # worth proposing only as the successor of a memory it replaces
+
+    @property
+    def spec(self) -> Kind:
+        return KINDS[self.kind]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A row of a language table: patterns (alternatives, each with the groups `build`
+    reads) and `build(match, message)`, which returns the findings of one match ([] to veto
+    it); `message` is the whole prepared message, for context words. A `generic` rule (plain
+    likes, facts, notes) runs after every specific one, so where both match the same words the
+    specific reading wins (我喜欢少油少辣 is a flavor, not a like). `unit`: matched against each
+    clause, or the whole sentence (for patterns that span a comma: 不是X，是Y)."""
+
+    name: str
+    patterns: tuple[re.Pattern[str], ...]
+    build: Callable[[re.Match[str], str], list[Finding]]
+    generic: bool = False
+    unit: str = "clause"
+
+
+@dataclass(frozen=True)
+class Language:
+    """A language module's tables: its rules in priority order; EXPLICIT, the words that show
+    the user wants a lasting memory (记住, from now on); LASTING, phrases that make a time word
+    the start of a lasting change (从今天开始, from today on); TEMPORAL, time words of a
+    passing state with how long it lasts."""
+
+    code: str
+    rules: tuple[Rule, ...]
+    explicit: re.Pattern[str]
+    lasting: re.Pattern[str]
+    temporal: tuple[tuple[re.Pattern[str], timedelta], ...] = field(default=())
+
+
+def flavor_value(text: str, table: tuple[tuple[str, dict[str, str]], ...]) -> tuple[dict[str, str], list[str]]:
+    """The controlled flavor_profile value of the flavor phrases in `text`, merged into one
+    object, and the phrases as said, in order: 少油少辣 → ({"oil": "low", "spicy": "low"},
+    ["少油", "少辣"]). Longer phrases win (不吃辣 before 吃辣)."""
+    found: list[tuple[int, str, dict[str, str]]] = []
+    rest = text
+    for phrase, parts in sorted(table, key=lambda row: -len(row[0])):
+        match = re.search(rf"(?<![a-z]){re.escape(phrase)}(?![a-z])", rest, re.IGNORECASE)
+        if match:
+            found.append((match.start(), match.group(0), parts))
+            rest = rest[: match.start()] + "\x00" * len(phrase) + rest[match.end():]
+    found.sort(key=lambda row: row[0])
+    value: dict[str, str] = {}
+    for _, _, parts in found:
+        value.update(parts)
+    return value, [phrase for _, phrase, _ in found]
+
+
+def alternation(words) -> str:
+    """A regex alternation of literal words, longest first (so 不吃辣 wins over 吃辣)."""
+    return "|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True))
+
+
+def value_strings(value: Any) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in value_strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in value_strings(item)]
+    return []
+
+
+def replace_in(value: Any, old: str, new: str) -> Any:
+    """`value` with `old` replaced by `new` in every string (case ignored)."""
+    if isinstance(value, str):
+        return re.sub(re.escape(old), lambda _: new, value, flags=re.IGNORECASE)
+    if isinstance(value, dict):
+        return {name: replace_in(item, old, new) for name, item in value.items()}
+    if isinstance(value, list):
+        return [replace_in(item, old, new) for item in value]
+    return value
+
+
+def same_text(left: str, right: str) -> bool:
+    return bool(left) and left.strip().casefold() == right.strip().casefold()
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,299 @@
+"""The Chinese rule table of the rule-based extractor (R-EXTRACT; seed 000 写入示例, 更新示例).
+
+Text arrives NFKC-normalised and in simplified characters (，→ ",", 記住 → 记住). Items are short
+runs of Han characters with particles trimmed (香菜了 → 香菜); anything that does not look like
+an item (太多, 这个, 早饭) vetoes the match: precision over recall.
+"""
+
+import re
+from dataclasses import replace
+from datetime import timedelta
+
+from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+
+HAN = r"\u4e00-\u9fff"
+STOP = r"[^,.;:!?。\s]"  # a character inside one clause
+
+FOOD = set(
+    "香菜 葱 姜 蒜 大蒜 洋葱 辣椒 花椒 韭菜 芹菜 茄子 青椒 胡萝卜 土豆 番茄 西红柿 蘑菇 香菇 豆腐 鸡蛋 牛奶 花生 坚果 "
+    "海鲜 虾 螃蟹 鱼 牛肉 猪肉 羊肉 鸡肉 内脏 肥肉 味精 糖 蛋 乳制品 芒果 菠萝 苦瓜 榴莲 生姜 香椿 鱼腥草 折耳根 "
+    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱".split()
+)
+FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶")
+CUISINES = ("川菜 粤菜 湘菜 鲁菜 苏菜 浙菜 闽菜 徽菜 东北菜 本帮菜 家常菜 日料 日本料理 韩餐 韩国料理 西餐 泰国菜 泰餐 "
+            "意大利菜 法餐 法国菜 墨西哥菜 印度菜 越南菜 新疆菜 云南菜 火锅 烧烤").split()
+COOKING_WORDS = re.compile(r"做饭|做菜|菜谱|食谱|下厨|烧菜|炒菜|吃|饭|餐|菜|口味|食材|调料|料理")
+
+FLAVORS = (
+    ("不能吃辣", {"spicy": "none"}), ("不吃辣", {"spicy": "none"}), ("不要辣", {"spicy": "none"}), ("不辣", {"spicy": "none"}),
+    ("不要太辣", {"spicy": "low"}), ("别太辣", {"spicy": "low"}), ("不太辣", {"spicy": "low"}), ("少辣", {"spicy": "low"}),
+    ("微辣", {"spicy": "low"}), ("少放辣", {"spicy": "low"}), ("重辣", {"spicy": "high"}), ("特辣", {"spicy": "high"}),
+    ("多放辣", {"spicy": "high"}), ("吃辣", {"spicy": "high"}),
+    ("少油", {"oil": "low"}), ("少放油", {"oil": "low"}), ("不油腻", {"oil": "low"}), ("不要油腻", {"oil": "low"}),
+    ("清淡", {"oil": "low", "salt": "low"}), ("少盐", {"salt": "low"}), ("少放盐", {"salt": "low"}),
+)
+FLAVOR_RUN = rf"(?:(?:{alternation(phrase for phrase, _ in FLAVORS)})[和、与及]?)+"
+FLAVOR_CUE = re.compile(r"喜欢|偏好|爱|要|想|口味|做得|做成|做|来点|希望|习惯|吃")
+
+_HEAD = re.compile(r"^(?:我觉得|我想|其实|不过|但是|现在|以后|今天|今晚|明天|这几天|最近|暂时"
+                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我)+")
+_TAIL = re.compile(r"(?:之类的?|什么的|这种东西|这类东西|的东西|的菜谱|的菜|了|的|啊|呀|吧|哦|呢|哈|嘛|啦|噢|哟|类)+$")
+NOT_ITEMS = set("东西 饭 早饭 早餐 午饭 午餐 晚饭 晚餐 夜宵 零食 什么 太多 太少 很多 多 少 一点 人 事 话 这些 那些 时间 钱"
+                .split())
+_PRONOUN = re.compile(r"[你我他她它这那哪谁啥]|什么|怎么")
+_LIST = re.compile(r"[和、与及跟或]|还有")
+
+TEXTS = {
+    # kind: (title, content, tags); {item} is filled in
+    "avoid": ("用户不吃{item}", "推荐菜谱时避免{item}。", ("忌口", "菜谱推荐")),
+    "limit": ("用户可接受少量{item}", "{item}可以放一点，但不要太多。", ("忌口", "菜谱推荐")),
+    "like_food": ("用户喜欢吃{item}", "推荐菜谱时可以多用{item}。", ("喜好", "菜谱推荐")),
+    "cuisine": ("用户喜欢{item}", "推荐菜谱时优先{item}。", ("菜系", "菜谱推荐")),
+    "flavor": ("用户偏好{item}", "推荐菜谱时优先{item}。", ("口味", "菜谱推荐")),
+    "diet": ("用户{item}", "推荐菜谱时遵守：{item}。", ("饮食限制", "菜谱推荐")),
+    "allergy": ("用户对{item}过敏", "推荐菜谱时绝对避免{item}。", ("过敏", "菜谱推荐")),
+    "allergy_other": ("用户对{item}过敏", "用户说自己对{item}过敏。", ("过敏",)),
+    "health": ("用户{item}", "用户说：{said}", ("身体状况", "临时")),
+    "like": ("用户喜欢{item}", "用户说自己喜欢{item}。", ("喜好",)),
+    "dislike": ("用户不喜欢{item}", "用户说自己不喜欢{item}。", ("喜好",)),
+    "favorite": ("用户最喜欢的{what}是{item}", "用户说自己最喜欢的{what}是{item}。", ("喜好",)),
+    "fact_lives": ("用户住在{item}", "用户说自己住在{item}。", ("住址",)),
+    "fact_works": ("用户在{item}工作", "用户说自己在{item}工作。", ("工作",)),
+    "fact_named": ("用户的{what}叫{item}", "用户的{what}叫{item}。", ("家人",)),
+    "note": ("{item}", "用户要求记住：{item}", ("记住",)),
+    "decision": ("决定：{item}", "决定：{item}", ("决定",)),
+    "task": ("待办：{item}", "待办：{item}", ("待办",)),
+    "task_done": ("已完成：{item}", "已完成：{item}", ("待办", "已完成")),
+    "correction": ("更正：{old} → {item}", "用户更正：不是{old}，是{item}。", ("更正",)),
+}
+
+
+def clean(text: str, *, longest: int = 6) -> str:
+    """The item in `text` with particles trimmed, or '' when it is not an item."""
+    text = _TAIL.sub("", _HEAD.sub("", text.strip()))
+    if not 1 <= len(text) <= longest or text in NOT_ITEMS or _PRONOUN.search(text):
+        return ""
+    if not re.fullmatch(rf"[{HAN}A-Za-z0-9]+", text):
+        return ""
+    return text
+
+
+def items(text: str, *, longest: int = 6) -> list[str]:
+    """The items of a list (香菜和葱 → [香菜, 葱]); [] if any part is not an item."""
+    parts = [clean(part, longest=longest) for part in _LIST.split(text) if part.strip()]
+    return parts if parts and all(parts) else []
+
+
+def is_food(item: str) -> bool:
+    return item in FOOD or (len(item) <= 4 and item.endswith(FOOD_ENDINGS))
+
+
+def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what: str = "", entities=None) -> Finding:
+    """A Finding of `kind` about `item`, in this table's words (TEXTS)."""
+    title, content, tags = TEXTS[kind]
+    words = {"item": item, "old": old, "said": said, "what": what}
+    return Finding(kind=kind, lang="zh", value=item if value is None else value, title=title.format(**words),
+                   content=content.format(**words), tags=tags, entities=tuple(entities if entities is not None else [item]),
+                   item=item, old=old)
+
+
+# ---- builders: (match, message) -> findings -------------------------------------------------
+
+
+def _avoid(match: re.Match[str], message: str) -> list[Finding]:
+    """别给我推荐香菜 / 做饭不要香菜: a cooking context, or a verb that only takes food."""
+    found = items(match["item"])
+    if not found:
+        return []
+    verb = match.groupdict().get("verb")
+    cooking = bool(COOKING_WORDS.search(message))
+    if not all(is_food(item) or (verb and cooking) for item in found):
+        return []
+    return [say("avoid", item) for item in found]
+
+
+def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
+    return [say("avoid", item) for item in items(match["item"])]
+
+
+def _limit(match: re.Match[str], message: str) -> list[Finding]:
+    """香菜现在可以接受一点，但不要太多 → limit_ingredient {ingredient, amount: 少量}."""
+    item = clean(match["item"])
+    if not item or not (is_food(item) or COOKING_WORDS.search(message)):
+        return []
+    return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
+
+
+def _flavor(match: re.Match[str], message: str) -> list[Finding]:
+    """少油少辣 → flavor_profile {"oil": "low", "spicy": "low"} when the clause states a wish."""
+    clause = match.string
+    bare = clause.replace(match.group(0), "").strip(" ,.!?。的吧啊哦呢")
+    if not (FLAVOR_CUE.search(clause) or not bare):
+        return []
+    value, phrases = flavor_value(match.group(0), FLAVORS)
+    if not value:
+        return []
+    return [say("flavor", "".join(phrases), value=value, entities=phrases)]
+
+
+def _like_food(match: re.Match[str], message: str) -> list[Finding]:
+    return [say("like_food", item) for item in items(match["item"])]
+
+
+def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
+    return [say("cuisine", match["item"])]
+
+
+def _diet(match: re.Match[str], message: str) -> list[Finding]:
+    return [say("diet", "吃素", value="素食")]
+
+
+def _allergy(match: re.Match[str], message: str) -> list[Finding]:
+    found = items(match["item"], longest=8)
+    if not found:
+        return []
+    if all(is_food(item) for item in found):
+        return [say("allergy", item) for item in found]
+    whole = "、".join(found)
+    return [say("allergy_other", whole, entities=found)]
+
+
+def _health(match: re.Match[str], message: str) -> list[Finding]:
+    """今天有点胃不舒服 → health_condition 胃不舒服 (a passing state: session, with an expiry)."""
+    value = (match.groupdict().get("part") or "") + match["ail"]
+    return [say("health", value, said=match.string.strip())]
+
+
+def _like(match: re.Match[str], message: str) -> list[Finding]:
+    item = clean(match["item"], longest=10) if not match["item"].startswith(("的", "上", "过")) else ""
+    return [say("like", item)] if len(item) >= 2 else []
+
+
+def _dislike(match: re.Match[str], message: str) -> list[Finding]:
+    item = clean(match["item"], longest=10)
+    if len(item) < 2:
+        return []
+    return [say("avoid" if is_food(item) else "dislike", item)]
+
+
+KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
+
+
+def _favorite(match: re.Match[str], message: str) -> list[Finding]:
+    item, what = clean(match["item"], longest=10), clean(match["what"], longest=4)
+    return [say("favorite", item, what=what)] if item and what else []
+
+
+def _fact(kind: str):
+    """A plain fact about the user (我住在上海, 我家的狗叫旺财)."""
+    def build(match: re.Match[str], message: str) -> list[Finding]:
+        item = _TAIL.sub("", match["item"].strip())
+        if not 2 <= len(item) <= 12 or _PRONOUN.search(item):
+            return []
+        what = match.groupdict().get("what") or ""
+        return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
+    return build
+
+
+def _text(match: re.Match[str], *, shortest: int = 2, longest: int = 80) -> str:
+    text = re.sub(r"^[了吗吧哦啊好的,:\s]+", "", match["x"]).strip(" ,.;:!?。")
+    return text if shortest <= len(text) <= longest else ""
+
+
+def _note(match: re.Match[str], message: str) -> list[Finding]:
+    text = _text(match, shortest=3, longest=120)
+    return [say("note", text, entities=[])] if text else []
+
+
+def _decision(match: re.Match[str], message: str) -> list[Finding]:
+    text = _text(match)
+    return [say("decision", text, entities=[])] if text else []
+
+
+_ABSTRACT = re.compile(r"^(?:休息|冷静|放松|想想|想一想|考虑|睡觉|静一静|好好|调整)")
+
+
+def _task(match: re.Match[str], message: str) -> list[Finding]:
+    text = _text(match, longest=60)
+    if not text or _ABSTRACT.match(text):
+        return []
+    return [say("task", text, value={"task": text, "status": "open"}, entities=[])]
+
+
+def _task_done(match: re.Match[str], message: str) -> list[Finding]:
+    """报告写完了: closes the open task it names; stands alone only without 这/那 (这个做完了)."""
+    text = _text(match, longest=40)
+    if not text or text in NOT_ITEMS:
+        return []
+    finding = say("task_done", text, value={"task": text, "status": "done"}, entities=[])
+    return [replace(finding, needs_target=bool(_PRONOUN.search(text)))]
+
+
+def _correction(match: re.Match[str], message: str) -> list[Finding]:
+    old, new = clean(match["old"], longest=12), clean(match["new"], longest=12)
+    if not old or not new or old == new:
+        return []
+    return [say("correction", new, value={"from": old, "to": new}, old=old, entities=[new])]
+
+
+def _rule(name: str, build, *patterns: str, **options) -> Rule:
+    return Rule(name=f"zh.{name}", patterns=tuple(re.compile(pattern) for pattern in patterns), build=build, **options)
+
+
+ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
+LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
+AMOUNT = r"(?:一点点|一点|少量|一些|点)"
+RULES = (
+    _rule("health", _health,
+          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
+          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
+    _rule("allergy", _allergy,
+          rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏", rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏"),
+    _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
+    _rule("flavor", _flavor, FLAVOR_RUN),
+    _rule("limit", _limit,
+          rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
+          rf"(?:可以|能)(?:放|加|吃){AMOUNT}{ITEM}",
+          rf"{LAZY_ITEM}(?:少放|少加|放少)(?:一)?点"),
+    _rule("avoid", _avoid,
+          rf"(?:别|不要|不想要|别再|不要再|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
+    _rule("not_eat", _not_eat, rf"(?:不吃|不能吃|吃不了|不爱吃|不喜欢吃|讨厌吃|忌口|戒了|不碰){ITEM}"),
+    _rule("cuisine", _cuisine, rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
+    _rule("like_food", _like_food, rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
+    _rule("correction", _correction,
+          rf"(?:我说的|我的意思)?不是(?P<old>{STOP}{{1,12}}?),?\s*(?:而)?是(?P<new>{STOP}{{1,12}})",
+          rf"(?:把)?(?P<old>{STOP}{{1,12}}?)改成(?:了)?(?P<new>{STOP}{{1,12}})", unit="sentence"),
+    _rule("decision", _decision,
+          r"(?:我们|咱们|大家)(?:已经|最终|最后)?(?:决定|商定|定了|说好)(?:了)?[,:]?(?P<x>[^。!?;]{2,80})",
+          r"就(?:用|选|按)(?P<x>[^,。!?;]{1,30})吧", unit="sentence"),
+    _rule("task_done", _task_done,
+          rf"(?:已经|刚刚|刚|终于)?(?:完成了|做完了|搞定了|弄完了|写完了)(?P<x>{STOP}{{2,30}})",
+          rf"(?P<x>{STOP}{{2,30}}?)(?:已经|终于)?(?:完成|做完|搞定|弄完|写完)了"),
+    _rule("task", _task,
+          r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
+          r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
+    _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
+    _rule("fact", _fact("lives"), rf"我(?:现在)?住在(?P<item>[{HAN}A-Za-z0-9]{{2,12}})", generic=True),
+    _rule("fact", _fact("works"), rf"我(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True),
+    _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
+    _rule("like", _like, r"我(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{1,12})", generic=True),
+    _rule("dislike", _dislike, r"我(?:很|非常|特别|真的|也|最)?(?:不喜欢|讨厌|受不了)(?P<item>[^,。!?;]{1,12})", generic=True),
+    _rule("note", _note,
+          r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来|记下|记着)(?:吧)?[,:]?\s*(?P<x>[^。!?;]{2,120})",
+          generic=True, unit="sentence"),
+)
+
+LANGUAGE = Language(
+    code="zh",
+    rules=RULES,
+    explicit=re.compile(r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下)|以后|往后|今后"
+                        r"|从现在(?:开始|起)|(?:从|自)(?:今天|明天|本周|这周)(?:开始|起)|别再|不要再|永远(?:不要|别)|每次都"),
+    lasting=re.compile(r"(?:从|自)?(?:今天|今晚|明天|本周|这周)(?:开始|起)|从现在(?:开始|起)|以后|往后|今后"),
+    temporal=(
+        (re.compile(r"今天|今晚|今早|今儿|今日"), DAY),
+        (re.compile(r"明天|明早|明晚"), 2 * DAY),
+        (re.compile(r"这几天|这两天|最近几天|近几天|最近"), 3 * DAY),
+        (re.compile(r"这周|本周|这个星期|这星期"), timedelta(days=7)),
+        (re.compile(r"暂时|目前|眼下"), DAY),
+    ),
+)

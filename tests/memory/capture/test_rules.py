@@ -1,0 +1,252 @@
+"""The rule-based extractor on hand-built windows: the seed's examples exactly, in Chinese and
+English, explicit intent, scope, expiry, supersede, and silence on chit-chat (R-EXTRACT)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory.capture.base import ExtractionContext, MessageView, NodeView
+from memory.capture.rules import RuleExtractor
+
+NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+DIET = ["生活技能", "做饭", "饮食偏好"]
+
+
+def context(*texts: str, existing=(), workspace_id: str = "", role: str = "user") -> ExtractionContext:
+    messages = tuple(MessageView(id=100 + index, role=role, content=text, created_at=NOW)
+                     for index, text in enumerate(texts))
+    return ExtractionContext(messages=messages, existing=tuple(existing), workspace_id=workspace_id, user_id="u1",
+                             session_id="s1", now=NOW)
+
+
+def extract(*texts: str, **options) -> list[dict]:
+    return RuleExtractor().extract(context(*texts, **options)).operations
+
+
+def active(node_id: int, key: str, value, *, scope="user", type="preference", domain="生活技能", title="") -> NodeView:
+    return NodeView(id=node_id, scope=scope, type=type, domain=domain, key=key, value_json=value, title=title, content="")
+
+
+def brief(operation: dict) -> tuple:
+    node = operation["node"]
+    return (operation["operation"], node.get("scope"), node.get("type"), node.get("key"), node["value_json"],
+            operation["explicit_user_intent"], node["source_message_ids"])
+
+
+# ---- the seed's examples -------------------------------------------------------------------
+
+
+def test_the_seed_sentence_gives_two_explicit_user_preferences_bound_to_it():
+    operations = extract("以后做饭别给我推荐香菜，我喜欢少油少辣。")
+    assert [operation["node"] for operation in operations] == [
+        {"scope": "user", "type": "preference", "domain": "生活技能", "category_path": DIET, "key": "avoid_ingredient",
+         "value_json": "香菜", "title": "用户不吃香菜", "content": "推荐菜谱时避免香菜。", "confidence": 0.98,
+         "importance": 0.9, "tags": ["忌口", "菜谱推荐"], "entities": ["香菜"], "source_message_ids": [100]},
+        {"scope": "user", "type": "preference", "domain": "生活技能", "category_path": DIET, "key": "flavor_profile",
+         "value_json": {"oil": "low", "spicy": "low"}, "title": "用户偏好少油少辣", "content": "推荐菜谱时优先少油少辣。",
+         "confidence": 0.95, "importance": 0.85, "tags": ["口味", "菜谱推荐"], "entities": ["少油", "少辣"],
+         "source_message_ids": [100]},
+    ]
+    assert all(operation["operation"] == "create" and operation["explicit_user_intent"] for operation in operations)
+    assert all("以后" in operation["reason"] for operation in operations)
+
+
+def test_accepting_a_little_coriander_supersedes_the_avoided_ingredient():
+    operations = extract("香菜现在可以接受一点，但不要太多。", existing=[active(7, "avoid_ingredient", "香菜")])
+    assert operations == [{
+        "operation": "supersede", "target_id": 7, "explicit_user_intent": True,
+        "reason": "zh.limit: replaces node 7 (avoid_ingredient)",
+        "node": {"key": "limit_ingredient", "value_json": {"ingredient": "香菜", "amount": "少量"},
+                 "title": "用户可接受少量香菜", "content": "香菜可以放一点，但不要太多。", "confidence": 0.95,
+                 "importance": 0.85, "tags": ["忌口", "菜谱推荐"], "entities": ["香菜"], "source_message_ids": [100]},
+    }]
+
+
+def test_an_upset_stomach_today_is_a_session_constraint_that_expires():
+    [operation] = extract("今天有点胃不舒服")
+    assert brief(operation) == ("create", "session", "constraint", "health_condition", "胃不舒服", False, [100])
+    assert operation["node"]["domain"] == "生活技能"
+    assert datetime.fromisoformat(operation["node"]["expires_at"]) == NOW + timedelta(hours=24)
+    assert operation["node"]["expires_at"].endswith("+00:00")
+
+
+def test_the_english_seed_sentences_give_the_same_values():
+    first = extract("From now on, don't recommend cilantro when I cook. I like low oil and not too spicy.")
+    assert [brief(operation) for operation in first] == [
+        ("create", "user", "preference", "avoid_ingredient", "cilantro", True, [100]),
+        ("create", "user", "preference", "flavor_profile", {"oil": "low", "spicy": "low"}, True, [100]),
+    ]
+    second = extract("Actually a little cilantro is fine now, just not too much",
+                     existing=[active(8, "avoid_ingredient", "cilantro")])
+    assert [(op["operation"], op["target_id"], op["node"]["key"], op["node"]["value_json"], op["explicit_user_intent"])
+            for op in second] == [("supersede", 8, "limit_ingredient", {"ingredient": "cilantro", "amount": "少量"}, True)]
+    [third] = extract("I have an upset stomach today")
+    assert brief(third) == ("create", "session", "constraint", "health_condition", "upset stomach", False, [100])
+    assert datetime.fromisoformat(third["node"]["expires_at"]) == NOW + timedelta(hours=24)
+
+
+def test_traditional_and_full_width_text_gives_the_simplified_value():
+    [operation] = extract("記住，我不吃香菜！")
+    assert brief(operation) == ("create", "user", "preference", "avoid_ingredient", "香菜", True, [100])
+
+
+# ---- explicit intent and scope -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "记住，我不吃香菜", "以后都别给我推荐香菜", "别再给我推荐香菜了", "帮我记一下，我不吃香菜",
+    "Remember that I don't eat cilantro", "From now on I don't eat cilantro", "Don't ever recommend cilantro to me",
+    "Always remind me to drink water",
+])
+def test_explicit_intent_words_make_user_memory(text):
+    operations = extract(text)
+    assert operations and all(operation["explicit_user_intent"] for operation in operations)
+    assert {operation["node"]["scope"] for operation in operations} <= {"user", "session"}
+    assert any(operation["node"]["scope"] == "user" or operation["node"]["type"] == "task" for operation in operations)
+
+
+def test_without_explicit_intent_a_preference_stays_in_the_session():
+    [operation] = extract("我不吃香菜")
+    assert brief(operation) == ("create", "session", "preference", "avoid_ingredient", "香菜", False, [100])
+    assert "kept in the session" in operation["reason"]
+
+
+def test_only_user_messages_are_sources():
+    assert extract("以后做饭别给我推荐香菜，我喜欢少油少辣。", role="assistant") == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("我喜欢画画", ("preference", "general", "", "画画", "用户喜欢画画")),
+    ("I love hiking", ("preference", "general", "", "hiking", "User likes hiking")),
+    ("I love experimenting in the kitchen, it's fun", ("preference", "general", "", "experimenting in the kitchen",
+                                                      "User likes experimenting in the kitchen")),
+    ("I hate cats", ("preference", "general", "", "cats", "User dislikes cats")),
+    ("I don't eat pork", ("preference", "生活技能", "avoid_ingredient", "pork", "User avoids pork")),
+    ("我对花生过敏", ("constraint", "生活技能", "allergy", "花生", "用户对花生过敏")),
+    ("I'm allergic to peanuts", ("constraint", "生活技能", "allergy", "peanuts", "User is allergic to peanuts")),
+    ("I'm allergic to cats", ("constraint", "general", "", "cats", "User is allergic to cats")),
+    ("我喜欢川菜", ("preference", "生活技能", "preferred_cuisine", "川菜", "用户喜欢川菜")),
+    ("I love Italian food", ("preference", "生活技能", "preferred_cuisine", "Italian", "User likes Italian food")),
+    ("I'm vegetarian", ("preference", "生活技能", "dietary_restriction", "vegetarian", "User is vegetarian")),
+    ("My dog is called Max", ("fact", "general", "", {"named": "Max", "who": "dog"}, "User's dog is named Max")),
+    ("我住在上海", ("fact", "general", "", {"lives": "上海"}, "用户住在上海")),
+])
+def test_likes_dislikes_allergies_and_facts(text, expected):
+    [operation] = extract(text)
+    node = operation["node"]
+    assert (node["type"], node["domain"], node.get("key", ""), node["value_json"], node["title"]) == expected
+    assert node["scope"] == "session" and node["source_message_ids"] == [100]
+
+
+def test_a_decision_belongs_to_the_workspace_or_else_the_session():
+    [in_workspace] = extract("We decided to use PostgreSQL for the store.", workspace_id="proj")
+    assert brief(in_workspace) == ("create", "workspace", "decision", None, "use PostgreSQL for the store", False, [100])
+    [zh] = extract("我们决定用 Redis 做队列", workspace_id="proj")
+    assert (zh["node"]["scope"], zh["node"]["title"]) == ("workspace", "决定：用 Redis 做队列")
+    [alone] = extract("Let's go with the blue design.")
+    assert (alone["node"]["scope"], alone["node"]["type"]) == ("session", "decision")
+
+
+@pytest.mark.parametrize("text,task", [
+    ("TODO: write the report", "write the report"),
+    ("待办：写周报", "写周报"),
+    ("I need to buy milk", "buy milk"),
+    ("提醒我交电费", "交电费"),
+])
+def test_tasks_are_open_tasks_of_the_workspace(text, task):
+    [operation] = extract(text, workspace_id="home")
+    assert brief(operation) == ("create", "workspace", "task", None, {"task": task, "status": "open"}, False, [100])
+
+
+def test_a_task_said_done_supersedes_the_open_task():
+    task = active(9, "", {"task": "write the report", "status": "open"}, scope="workspace", type="task",
+                  domain="general", title="To do: write the report")
+    [operation] = extract("I'm done with the report.", existing=[task], workspace_id="home")
+    assert (operation["operation"], operation["target_id"], operation["node"]["value_json"],
+            operation["node"]["title"]) == ("supersede", 9, {"task": "write the report", "status": "done"},
+                                            "Done: write the report")
+    zh_task = active(10, "", {"task": "写周报", "status": "open"}, scope="workspace", type="task", domain="general")
+    [zh] = extract("周报写完了", existing=[zh_task], workspace_id="home")
+    assert (zh["operation"], zh["target_id"], zh["node"]["value_json"]["status"]) == ("supersede", 10, "done")
+
+
+def test_a_vague_done_with_nothing_open_proposes_nothing():
+    extraction = RuleExtractor().extract(context("I just finished this cute little bookmark!"))
+    assert extraction.operations == [] and "names no active memory" in extraction.notes[0]
+
+
+@pytest.mark.parametrize("text,old_value,new_value", [
+    ("不是周三，是周四", "周三", "周四"),
+    ("I meant Thursday, not Wednesday", "Wednesday", "Thursday"),
+    ("Actually it's Thursday, not Wednesday", "Wednesday", "Thursday"),
+])
+def test_a_correction_supersedes_the_memory_holding_the_old_value(text, old_value, new_value):
+    meeting = active(11, "meeting_day", old_value, scope="session", type="fact", domain="general",
+                     title=f"Meeting on {old_value}")
+    [operation] = extract(text, existing=[meeting])
+    assert (operation["operation"], operation["target_id"], operation["node"]["value_json"],
+            operation["node"]["title"]) == ("supersede", 11, new_value, f"Meeting on {new_value}")
+
+
+def test_a_correction_matching_nothing_is_kept_as_a_correction_note():
+    [operation] = extract("不是周三，是周四")
+    assert brief(operation) == ("create", "session", "correction", None, {"from": "周三", "to": "周四"}, False, [100])
+
+
+def test_a_flavor_correction_changes_only_the_corrected_part():
+    flavor = active(12, "flavor_profile", {"oil": "low", "spicy": "low"}, title="用户偏好少油少辣")
+    [operation] = extract("不是少辣，是不辣", existing=[flavor])
+    assert (operation["target_id"], operation["node"]["value_json"], operation["node"]["title"]) == (
+        12, {"oil": "low", "spicy": "none"}, "用户偏好少油不辣")
+
+
+# ---- time, windows, duplicates ------------------------------------------------------------
+
+
+def test_a_passing_state_never_supersedes_a_lasting_memory():
+    [operation] = extract("今天可以吃一点香菜", existing=[active(7, "avoid_ingredient", "香菜")])
+    assert brief(operation) == ("create", "session", "preference", "limit_ingredient",
+                                {"ingredient": "香菜", "amount": "少量"}, False, [100])
+    assert operation["node"]["title"].startswith("（暂时）") and "expires_at" in operation["node"]
+
+
+def test_a_passing_taste_is_a_temporary_flavor_constraint():
+    [operation] = extract("Tonight I want something not spicy please")
+    assert brief(operation) == ("create", "session", "constraint", "flavor_profile", {"spicy": "none"}, False, [100])
+    assert datetime.fromisoformat(operation["node"]["expires_at"]) == NOW + timedelta(hours=24)
+
+
+def test_from_today_on_is_lasting_not_temporary():
+    [operation] = extract("从今天开始我不吃香菜")
+    assert operation["node"]["scope"] == "user" and "expires_at" not in operation["node"]
+
+
+def test_a_later_message_of_the_window_replaces_the_earlier_proposal():
+    operations = extract("以后做饭别给我推荐香菜，我喜欢少油少辣。", "今晚吃什么？", "香菜现在可以接受一点，但不要太多。")
+    assert [brief(operation) for operation in operations] == [
+        ("create", "user", "preference", "limit_ingredient", {"ingredient": "香菜", "amount": "少量"}, True, [100, 102]),
+        ("create", "user", "preference", "flavor_profile", {"oil": "low", "spicy": "low"}, True, [100]),
+    ]
+
+
+def test_what_is_already_remembered_is_not_proposed_again():
+    extraction = RuleExtractor().extract(context("以后做饭别给我推荐香菜", existing=[active(7, "avoid_ingredient", "香菜")]))
+    assert extraction.operations == [] and extraction.notes == ["already remembered as node 7: 用户不吃香菜"]
+
+
+def test_the_same_statement_twice_in_a_window_is_one_proposal_with_both_sources():
+    [operation] = extract("I'm lactose intolerant.", "Yeah, since I'm lactose intolerant I use oat milk.")
+    assert operation["node"]["source_message_ids"] == [100, 101]
+
+
+# ---- silence ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "你好", "What's the weather?", "ok thanks", "哈哈好的", "谢谢！", "I love that!", "I love your turtles so much!",
+    "Thanks for always being there for me.", "They're the reason why I never give up.", "I remember when we met.",
+    "I need to relax.", "我会记住的", "不要太多", "以后再说吧", "", "   ",
+    "Connecting with the things I love makes writing even more fun.", "I love escaping to that world.",
+])
+def test_chit_chat_gives_no_operations(text):
+    assert extract(text) == []
