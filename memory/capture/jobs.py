@@ -18,7 +18,7 @@ from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
 from accounts.models import Team
-from accounts.principal import Principal
+from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.capture.base import ExtractionContext, Extractor, MessageView, NodeView, Summarizer
 from memory.capture.triggers import capture_after_append, enqueue, last_captured
@@ -26,11 +26,9 @@ from memory.capture_models import CaptureJob, JobKind, JobStatus
 from memory.errors import MemoryError
 from memory.models import Message, Node, NodeStatus, Session
 from memory.selectors.nodes import Owner, reach, unexpired
-from memory.services.proposals import OPERATIONS, Proposal, proposal_apply
+from memory.services.proposals import proposal_apply
 
 logger = logging.getLogger(__name__)
-PROPOSAL_FIELDS = {"operation", "node", "reason", "target_id", "explicit_user_intent", "expected_version", "confirm",
-                   "on_nonconforming"}
 
 
 def capture_principal(team: Team) -> Principal:
@@ -59,21 +57,23 @@ def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionCont
 
 
 def _apply(principal: Principal, session: Session, operations: list[dict]) -> dict[str, int]:
-    """Apply each proposal on its own (a refusal or a bad item does not stop the others);
-    returns counts by outcome: accepted, or the refusal reason, or invalid."""
+    """Apply each proposal on its own, checked by the propose endpoint's serializer and then
+    by the proposal service like an agent's (a refusal or a malformed item does not stop the
+    others); returns counts by outcome: accepted, the refusal reason, invalid, or an error code."""
+    from memory.capture.extractors import proposal_from_operation
+
     owner = {"workspace_id": session.workspace_id, "user_id": session.user_id, "session_id": session.external_id}
     counts: dict[str, int] = {}
     for operation in operations:
-        fields = {name: value for name, value in operation.items() if name in PROPOSAL_FIELDS}
-        if fields.get("operation") not in OPERATIONS or not isinstance(fields.get("node", {}), dict):
-            outcome = "invalid"
-        else:
-            try:
-                with transaction.atomic():
-                    result = proposal_apply(principal=principal, proposal=Proposal(**fields, **owner))
-                outcome = "accepted" if result.accepted else (result.reason or "refused")
-            except (MemoryError, TypeError) as error:
-                outcome = "invalid" if not isinstance(error, MemoryError) or error.status == 400 else error.code
+        try:
+            proposal = proposal_from_operation(operation, **owner)
+            with transaction.atomic():
+                result = proposal_apply(principal=principal, proposal=proposal)
+            outcome = "accepted" if result.accepted else (result.reason or "refused")
+        except MemoryError as error:
+            outcome = "invalid" if error.status == 400 else error.code
+        except AccessDenied:
+            outcome = "access_denied"
         counts[outcome] = counts.get(outcome, 0) + 1
     return counts
 

@@ -6,16 +6,15 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from django.db import connection
 from django_scopes import scopes_disabled
 
-from config.celery import app as celery_app
 from memory.capture_models import CaptureJob, JobStatus
 from memory.models import Node, Summary
+from tests.helpers import celery_broker
 
 REDIS_URL = os.environ.get("MEMORY_TEST_REDIS_URL", "")
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,23 +29,18 @@ pytestmark = [
 
 @pytest.fixture
 def worker():
-    """A worker on a queue of its own (so no other worker takes the jobs), sharing this
-    test's database; the app here publishes to that queue through Redis."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
+    """A worker sharing this test's database, on the test Redis database (MEMORY_TEST_REDIS_URL,
+    no other worker listens there); the app here publishes to it."""
     db = connection.settings_dict
     env = {**os.environ, "CELERY_BROKER_URL": REDIS_URL, "DJANGO_SETTINGS_MODULE": "config.settings",
            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-Q", queue, "--without-gossip",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "--without-gossip",
          "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
-    before = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager", "task_default_queue")}
-    celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue)
-    celery_app.pool.force_close_all()
-    yield process
-    celery_app.conf.update(**before)
-    celery_app.pool.force_close_all()
+    with celery_broker(REDIS_URL, eager=False):
+        yield process
     process.terminate()
     try:
         process.wait(timeout=10)
@@ -64,7 +58,9 @@ def test_a_real_worker_extracts_what_the_user_asked_to_remember(worker, agent_cl
             assert worker.poll() is None, worker.stdout.read().decode()[-2000:]
             time.sleep(0.2)
         job = CaptureJob.objects.get()
-        assert job.status == JobStatus.DONE, (job.last_error, job.attempts)
+        if job.status != JobStatus.DONE:
+            worker.terminate()
+            pytest.fail(f"job {job.status}: {job.last_error!r}\n{worker.stdout.read().decode()[-3000:]}")
         nodes = {n.key: n for n in Node.objects.filter(status="active", scope="user")}
         assert nodes["avoid_ingredient"].value_json == "香菜"
         assert nodes["flavor_profile"].value_json == {"oil": "low", "spicy": "low"}
