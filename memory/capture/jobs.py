@@ -128,7 +128,7 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
     if team is None:
         return None
     with scope(team=team), transaction.atomic():
-        job = (CaptureJob.objects.select_for_update(skip_locked=True).select_related("team")
+        job = (CaptureJob.objects.select_for_update(skip_locked=True, of=("self",)).select_related("team")
                .filter(pk=job_id, status=JobStatus.PENDING).first())
         if job is None:
             return None
