@@ -43,6 +43,8 @@ class Command(BaseCommand):
             if not done:
                 call_command("replay", str(LOCOMO_FILE), team=team, conversation="conv-26", quiet=True,
                              stdout=self.stdout)
+        # Capture what the replay left uncaptured (without a broker there is no beat to do it).
+        call_command("capture_run", stdout=self.stdout)
         credentials = (
             f"Dashboard: http://127.0.0.1:8000/  login: {username}  password: {password}\n"
             f"Agent key (team {team}): {raw_key}\n"
