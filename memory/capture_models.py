@@ -10,8 +10,7 @@ from accounts.models import Team
 
 
 class JobKind(models.TextChoices):
-    CAPTURE = "capture", "Extract memories and roll the summary chain for a range of messages"
-    CONSOLIDATE = "consolidate", "Merge duplicates and rebuild a user's profile document"
+    CAPTURE = "capture", "Extract memories, roll the summary chain and consolidate, for a range of messages"
 
 
 class JobStatus(models.TextChoices):

@@ -22,7 +22,7 @@ from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.capture.base import ExtractionContext, Extractor, MessageView, NodeView, Summarizer
 from memory.capture.triggers import capture_after_append, enqueue, last_captured
-from memory.capture_models import CaptureJob, JobKind, JobStatus
+from memory.capture_models import CaptureJob, JobStatus
 from memory.errors import MemoryError
 from memory.models import Message, Node, NodeStatus, Session
 from memory.selectors.nodes import Owner, reach, unexpired
@@ -134,8 +134,7 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
             return None
         try:
             with transaction.atomic():
-                if job.kind == JobKind.CAPTURE:
-                    job.result = _capture(job, extractor=extractor, summarizer=summarizer, now=now)
+                job.result = _capture(job, extractor=extractor, summarizer=summarizer, now=now)
             job.status = JobStatus.DONE
             job.last_error = ""
         except Exception as error:  # noqa: BLE001 - recorded and retried, never raised to the agent (R-EXTRACT)

@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
             name='CaptureJob',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('capture', 'Extract memories and roll the summary chain for a range of messages'), ('consolidate', "Merge duplicates and rebuild a user's profile document")], default='capture', max_length=16)),
+                ('kind', models.CharField(choices=[('capture', 'Extract memories, roll the summary chain and consolidate, for a range of messages')], default='capture', max_length=16)),
                 ('workspace_id', models.CharField(blank=True, default='', max_length=128)),
                 ('user_id', models.CharField(blank=True, default='', max_length=128)),
                 ('trigger', models.CharField(default='', max_length=32)),
