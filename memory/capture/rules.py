@@ -202,9 +202,10 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
 
 
 def _title_names(finding: Finding, node: NodeView) -> bool:
-    """A correction whose old words are no value may still name a memory by its title."""
+    """A correction whose old words are no value may still name a controlled memory by its
+    title (不是少辣，是不辣 → 用户偏好少油少辣); free-text memories are never matched by title."""
     return (finding.kind == "correction" and len(finding.old) >= 2 and node.type != "correction"
-            and finding.old.casefold() in node.title.casefold())
+            and node.domain == COOKING and bool(node.key) and finding.old.casefold() in node.title.casefold())
 
 
 class _Plan:
@@ -259,7 +260,11 @@ class _Plan:
         for index, view in reversed(pending):
             if not (temporary and view.scope != SESSION) and _replaces(finding, view):
                 return index, None
-        existing = [node for node in self.context.existing if not (temporary and node.scope != SESSION)]
+        # Only the user's own memory (theirs, or this session's) is revised by what they say;
+        # the workspace's is shared with others and changes by an explicit proposal.
+        existing = [node for node in self.context.existing
+                    if (node.scope in (USER, SESSION) or (finding.kind == "task_done" and node.type == "task"))
+                    and not (temporary and node.scope != SESSION)]
         for node in existing:
             if _replaces(finding, node):
                 return None, node
@@ -277,7 +282,11 @@ class _Plan:
         proposal.target = target
         proposal.scope = target.scope
         proposal.type = target.type
-        proposal.explicit = bool(marker) or target.scope == USER
+        # Revising their own user memory in their own words counts as the user's intent (seed
+        # 更新示例: 香菜现在可以接受一点 replaces 不吃香菜) — for a free-text correction only when
+        # it revises a key of the controlled schema.
+        controlled = target.domain == COOKING and bool(target.key)
+        proposal.explicit = bool(marker) or (target.scope == USER and (finding.kind != "correction" or controlled))
         proposal.expires_at = proposal.expires_at if target.scope == SESSION else None
         if finding.kind == "correction":
             self._correct(proposal, target)
