@@ -50,6 +50,9 @@ CAPTURE_BACKOFF_SECONDS = 30  # retry n waits 30 s × 2^(n-1), at most CAPTURE_B
 CAPTURE_BACKOFF_MAX_SECONDS = 3600
 CAPTURE_IDLE_SECONDS = 600  # a session quiet this long has its remaining messages captured by the sweep
 CAPTURE_WINDOW_MAX = 200  # messages one capture job reads at most
+CAPTURE_PROPOSALS_MAX = 50  # proposals one capture job applies at most (the rest are counted over_limit)
+CAPTURE_MESSAGE_CHARS = 4000  # characters of one message an extractor reads (the start of a longer one)
+CAPTURE_REQUEUE_SECONDS = 300  # a job the sweep handed to the broker is not handed again before this
 
 # The user profile document (seed 004 L2 长期用户记忆: UserMemoryDistiller CONTENT_BUDGET,
 # autoConsolidateAt, compactRatio, 10-minute cooldown; R-EXTRACT consolidation).

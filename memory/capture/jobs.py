@@ -9,22 +9,25 @@ next_attempt_at (exponential backoff), or failed after limits.CAPTURE_ATTEMPTS_M
 it never reaches the agent's API call.
 """
 
+import hashlib
 import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
 from accounts.models import Team
 from accounts.principal import AccessDenied, Principal
 from memory import limits
-from memory.capture.base import ExtractionContext, Extractor, MessageView, NodeView, Summarizer
-from memory.capture.triggers import capture_after_append, enqueue, last_captured
+from memory.capture.base import Extraction, ExtractionContext, Extractor, MessageView, NodeView, Summarizer
+from memory.capture.triggers import capture_after_append, enqueue
 from memory.capture_models import CaptureJob, JobStatus
-from memory.errors import MemoryError
-from memory.models import Message, Node, NodeStatus, Session
+from memory.errors import InvalidInput, MemoryError
+from memory.models import Message, MessageRole, Node, NodeStatus, Session
 from memory.selectors.nodes import Owner, reach, unexpired
 from memory.services.proposals import proposal_apply
 
@@ -40,7 +43,7 @@ def capture_principal(team: Team) -> Principal:
 def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionContext:
     messages = Message.objects.filter(session=session, pk__gt=job.after_message_id, pk__lte=job.to_message_id)
     views = tuple(
-        MessageView(id=m.pk, role=m.role, content=m.content, created_at=m.created_at,
+        MessageView(id=m.pk, role=m.role, content=m.content[: limits.CAPTURE_MESSAGE_CHARS], created_at=m.created_at,
                     speaker=str((m.metadata or {}).get("speaker", "")))
         for m in messages.order_by("pk")[: limits.CAPTURE_WINDOW_MAX]
     )
@@ -56,17 +59,31 @@ def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionCont
                              user_id=session.user_id, session_id=session.external_id, now=now)
 
 
-def _apply(principal: Principal, session: Session, operations: list[dict]) -> dict[str, int]:
-    """Apply each proposal on its own, checked by the propose endpoint's serializer and then
-    by the proposal service like an agent's (a refusal or a malformed item does not stop the
-    others); returns counts by outcome: accepted, the refusal reason, invalid, or an error code."""
+def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction) -> dict[str, int]:
+    """Apply each extracted proposal on its own, checked by the propose endpoint's serializer
+    and then by the proposal service like an agent's; a refusal or a malformed item does not
+    stop the others. Returns counts by outcome: accepted, the refusal reason, invalid, or an
+    error code.
+
+    What an extractor may not do, whatever it answers: update, expire or delete (forgetting
+    is the user's call through memory_forget), cite anything but the user's own messages of
+    this window, or put its own words into the audit trail (the reason names the extractor
+    only, so a hard forget leaves nothing of the content there).
+    """
     from memory.capture.extractors import proposal_from_operation
 
     owner = {"workspace_id": session.workspace_id, "user_id": session.user_id, "session_id": session.external_id}
+    said_by_user = {message.id for message in context.messages if message.role == MessageRole.USER}
     counts: dict[str, int] = {}
-    for operation in operations:
+    for operation in extraction.operations[: limits.CAPTURE_PROPOSALS_MAX]:
         try:
-            proposal = proposal_from_operation(operation, **owner)
+            if not isinstance(operation, dict) or operation.get("operation") not in ("create", "supersede"):
+                raise InvalidInput("extractors may only create or supersede")
+            node = dict(operation.get("node") or {})
+            if isinstance(node.get("source_message_ids"), list):
+                node["source_message_ids"] = [i for i in node["source_message_ids"] if i in said_by_user]
+            body = {**operation, "node": node, "reason": f"extracted by {extraction.extractor or 'capture'}"}
+            proposal = proposal_from_operation(body, **owner)
             with transaction.atomic():
                 result = proposal_apply(principal=principal, proposal=proposal)
             outcome = "accepted" if result.accepted else (result.reason or "refused")
@@ -75,6 +92,9 @@ def _apply(principal: Principal, session: Session, operations: list[dict]) -> di
         except AccessDenied:
             outcome = "access_denied"
         counts[outcome] = counts.get(outcome, 0) + 1
+    dropped = len(extraction.operations) - limits.CAPTURE_PROPOSALS_MAX
+    if dropped > 0:
+        counts["over_limit"] = dropped
     return counts
 
 
@@ -86,9 +106,10 @@ def _capture(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, n
     principal = capture_principal(job.team)
     context = _context(job, session, now)
     extraction = extractor.extract(context)
-    counts = _apply(principal, session, extraction.operations)
+    counts = _apply(principal, session, context, extraction)
     summary = summary_roll(principal=principal, session=session, summarizer=summarizer,
                            max_chars=settings.MEMORY_SUMMARY_MAX_CHARS)
+    _lock_user(job.team_id, session.user_id)
     report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id, now=now)
     version = report.profile.version if report.profile is not None else None
     return {
@@ -106,66 +127,110 @@ def _default_workers() -> tuple[Extractor, Summarizer]:
     return extractor_for_settings(), summarizer_for_settings()
 
 
-def session_last_message(session: Session) -> int | None:
-    return Message.objects.filter(session=session).order_by("-pk").values_list("pk", flat=True).first()
-
-
 def backoff(attempts: int) -> timedelta:
     seconds = limits.CAPTURE_BACKOFF_SECONDS * 2 ** max(attempts - 1, 0)
     return timedelta(seconds=min(seconds, limits.CAPTURE_BACKOFF_MAX_SECONDS))
 
 
+def _lock_user(team_id: int, user_id: str) -> None:
+    """Consolidation of one user's memory runs one job at a time (PostgreSQL advisory lock
+    until the transaction ends; SQLite serialises writers already)."""
+    if connection.vendor == "postgresql" and user_id:
+        digest = hashlib.sha256(f"consolidate\x00{team_id}\x00{user_id}".encode()).digest()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest[:8], "big", signed=True)])
+
+
+def _run_one(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, now: datetime) -> bool:
+    """Run a locked pending job in the current transaction; returns whether it is done."""
+    try:
+        with transaction.atomic():
+            job.result = _capture(job, extractor=extractor, summarizer=summarizer, now=now)
+        job.status = JobStatus.DONE
+        job.last_error = ""
+    except Exception as error:  # noqa: BLE001 - recorded and retried, never raised to the agent (R-EXTRACT)
+        logger.warning("capture job %s failed: %s", job.pk, error, exc_info=True)
+        job.last_error = f"{type(error).__name__}: {error}"[:500]
+        job.next_attempt_at = now + backoff(job.attempts)
+        if job.attempts >= limits.CAPTURE_ATTEMPTS_MAX:
+            job.status = JobStatus.FAILED
+    job.updated_at = now
+    job.save()
+    return job.status == JobStatus.DONE
+
+
 def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summarizer | None = None,
             now: datetime | None = None) -> CaptureJob | None:
-    """Run one pending job (see module doc); returns it as left, or None when another runner
-    holds it or it is not pending (done, failed, or not due yet is still run when asked)."""
+    """Run job `job_id`, after every older pending job of its session, in order (see module
+    doc); returns the job as left, or None when it is not pending.
+
+    Jobs of one session run one at a time (the session row is locked, as appends and forgets
+    lock it) and oldest first, so a retried or late job never undoes what the user said after
+    it: while an older job waits for its retry, the newer ones wait too. An attempt is
+    counted before the work starts, so a job that kills its worker is still given up after
+    limits.CAPTURE_ATTEMPTS_MAX attempts.
+    """
     if extractor is None or summarizer is None:
         default_extractor, default_summarizer = _default_workers()
         extractor, summarizer = extractor or default_extractor, summarizer or default_summarizer
     now = now or timezone.now()
     with scopes_disabled():  # the job names its team
-        team = CaptureJob.objects.filter(pk=job_id).values_list("team", flat=True).first()
-    if team is None:
+        target = CaptureJob.objects.filter(pk=job_id).values("team", "session", "to_message_id").first()
+    if target is None:
         return None
-    with scope(team=team), transaction.atomic():
-        job = (CaptureJob.objects.select_for_update(skip_locked=True, of=("self",)).select_related("team")
-               .filter(pk=job_id, status=JobStatus.PENDING).first())
-        if job is None:
-            return None
-        try:
+    with scope(team=target["team"]):
+        for _ in range(limits.CAPTURE_ATTEMPTS_MAX * 50):
             with transaction.atomic():
-                job.result = _capture(job, extractor=extractor, summarizer=summarizer, now=now)
-            job.status = JobStatus.DONE
-            job.last_error = ""
-        except Exception as error:  # noqa: BLE001 - recorded and retried, never raised to the agent (R-EXTRACT)
-            logger.warning("capture job %s failed: %s", job_id, error, exc_info=True)
-            job.attempts += 1
-            job.last_error = f"{type(error).__name__}: {error}"[:500]
-            job.next_attempt_at = now + backoff(job.attempts)
-            if job.attempts >= limits.CAPTURE_ATTEMPTS_MAX:
-                job.status = JobStatus.FAILED
-        job.updated_at = now
-        job.save()
-    return job
+                Session.objects.select_for_update().filter(pk=target["session"]).first()
+                job = (CaptureJob.objects.select_for_update(of=("self",)).select_related("team")
+                       .filter(session=target["session"], status=JobStatus.PENDING,
+                               to_message_id__lte=target["to_message_id"]).order_by("to_message_id").first())
+                if job is None or (job.pk != job_id and job.next_attempt_at > now):
+                    break  # nothing pending up to the target, or an older job waits for its retry
+                job.attempts += 1
+                job.save(update_fields=["attempts"])
+            with transaction.atomic():
+                Session.objects.select_for_update().filter(pk=target["session"]).first()
+                job = CaptureJob.objects.select_for_update(of=("self",)).select_related("team").get(pk=job.pk)
+                if job.status != JobStatus.PENDING:
+                    continue
+                done = _run_one(job, extractor=extractor, summarizer=summarizer, now=now)
+            if not done or job.pk == job_id:
+                break
+        return CaptureJob.objects.filter(pk=job_id).first()
+
+
+def _uncaptured_quiet_sessions(now: datetime, idle_seconds: int, limit: int) -> list[Session]:
+    """Sessions quiet for `idle_seconds` whose newest message no capture job covers yet."""
+    last_job = CaptureJob.objects.filter(session=OuterRef("pk")).order_by("-to_message_id").values("to_message_id")[:1]
+    last_message = Message.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    return list(
+        Session.objects.filter(deleted_at__isnull=True, last_message_at__lte=now - timedelta(seconds=idle_seconds))
+        .annotate(covered=Coalesce(Subquery(last_job), Value(0)), newest=Subquery(last_message))
+        .filter(newest__gt=F("covered"))
+        .order_by("last_message_at")[:limit]
+    )
 
 
 def jobs_sweep(*, now: datetime | None = None, idle_seconds: int = limits.CAPTURE_IDLE_SECONDS,
                limit: int = 100) -> dict[str, int]:
-    """The beat's capture sweep: record jobs for sessions quiet for `idle_seconds` whose last
-    messages no job covers yet, then hand every due pending job to Celery again (or run it,
-    without a broker). Returns counts."""
+    """The beat's capture sweep: record jobs for quiet sessions whose last messages no job
+    covers yet, then hand every due pending job to Celery again (without a broker, run it).
+    A job handed over is not handed again for limits.CAPTURE_REQUEUE_SECONDS. Returns counts."""
     now = now or timezone.now()
     created = 0
     with scopes_disabled():  # the sweep serves every team; each job then runs in its own team's scope
-        quiet = list(Session.objects.filter(deleted_at__isnull=True, last_message_at__lte=now - timedelta(
-            seconds=idle_seconds)).order_by("last_message_at")[:limit])
-        due = list(CaptureJob.objects.filter(status=JobStatus.PENDING, next_attempt_at__lte=now)
-                   .order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+        quiet = _uncaptured_quiet_sessions(now, idle_seconds, limit)
     for session in quiet:
         with scope(team=session.team_id), transaction.atomic():
-            if last_captured(session) < (session_last_message(session) or 0):
-                if capture_after_append(session=session, messages=[], force="idle") is not None:
-                    created += 1
+            locked = Session.objects.select_for_update().get(pk=session.pk)  # as appends do: ranges never overlap
+            if capture_after_append(session=locked, messages=[], force="idle") is not None:
+                created += 1
+    with scopes_disabled():
+        due = list(CaptureJob.objects.filter(status=JobStatus.PENDING, next_attempt_at__lte=now)
+                   .order_by("to_message_id").values_list("pk", flat=True)[:limit])
+        CaptureJob.objects.filter(pk__in=due).update(
+            next_attempt_at=now + timedelta(seconds=limits.CAPTURE_REQUEUE_SECONDS))
     handed = sum(1 for job_id in due if enqueue(job_id))
     return {"created": created, "due": len(due), "queued": handed}
 

@@ -19,6 +19,8 @@ accepted write may carry a reason too (ACCEPTED_REASONS). Malformed input raises
 InvalidInput (400), an unknown target NotFound (404), a target no longer active Conflict (409).
 """
 
+import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -58,6 +60,7 @@ REFUSALS = {
     "temporary_needs_expiry": "a temporary state needs expires_at beyond the session",
     "conflict": "another value is active for this key; confirm to replace it",
     "correction_ambiguous": "a correction names a key holding several values; supersede one by target_id",
+    "sensitive_needs_confirmation": "looks like a secret or an identifier (card, id, phone, password); confirm to keep it",
 }
 ACCEPTED_REASONS = {
     "duplicate": "already remembered; the existing node is returned",
@@ -127,6 +130,24 @@ def _check_policy(principal: Principal, data: NodeInput) -> None:
         )
     if scope == Scope.USER and principal.kind == "agent" and not data.source_message_ids:
         raise _Refused("source_required", "user memory must name the message the user said it in (source_message_ids)")
+
+
+# Secrets and identifiers are not kept beyond the session without confirmation (seed 000
+# 权限和确认策略: 写入或删除敏感信息 needs confirmation).
+_SENSITIVE = re.compile(
+    r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)|(?<!\d)1[3-9]\d{9}(?!\d)|(?<!\d)\d{17}[\dXx](?!\d)"
+    r"|密码|口令|验证码|身份证|银行卡|信用卡|\b(password|passcode|pin code|credit card|ssn|social security|api key)\b",
+    re.IGNORECASE,
+)
+
+
+def _check_sensitive(proposal: Proposal, data: NodeInput) -> None:
+    if data.scope == Scope.SESSION or proposal.confirm:
+        return
+    text = " ".join([data.title, data.content, json.dumps(data.value_json, ensure_ascii=False)])
+    if _SENSITIVE.search(text):
+        raise _Refused("sensitive_needs_confirmation",
+                       "this looks like a secret or an identifier; ask the user, then repeat with confirm=true")
 
 
 def _check_target(principal: Principal, target: Node) -> None:
@@ -206,6 +227,7 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     data, normalized = _normalised_input(principal, proposal, dict(proposal.node))
     demoted = normalized.problem is not None
     _check_policy(principal, data)
+    _check_sensitive(proposal, data)
     targets = _corrected(principal, data)
     if targets:
         return _correct(principal, proposal, data, targets)
@@ -272,6 +294,7 @@ def _supersede(principal: Principal, proposal: Proposal, target: Node) -> Propos
     owner = {name: merged.pop(name) for name in ("workspace_id", "user_id", "session_id")}
     data, normalized = _normalised_input(principal, replace(proposal, **owner), merged)
     _check_policy(principal, data)
+    _check_sensitive(proposal, data)
     node = node_supersede(principal=principal, old_node_id=target.pk, data=data, reason=proposal.reason,
                           workspace_id=proposal.workspace_id)
     return ProposalResult(accepted=True, operation="supersede", node=node, created=True, notes=normalized.notes,

@@ -185,3 +185,13 @@ def test_a_blank_key_is_refused_not_turned_into_a_keyless_node(agent_client, sai
     response = agent_client.post(PROPOSE, {**CTX, "operation": "create", "node": {
         "scope": "session", "type": "fact", "key": " ", "title": "x"}}, format="json")
     assert response.status_code == 400 and Node.objects.count() == 0
+
+
+@pytest.mark.parametrize("title", ["记住我的银行卡号是6222020000000000000", "记住我的手机号 13800138000",
+                                   "My password is hunter2", "身份证 11010519491231002X"])
+def test_secrets_and_identifiers_need_confirmation_beyond_the_session(agent_client, said, title):
+    body = create(agent_client, said, {"type": "fact", "scope": "user", "key": "k", "title": title})
+    assert (body["accepted"], body["reason"]) == (False, "sensitive_needs_confirmation")
+    assert Node.objects.count() == 0
+    confirmed = create(agent_client, said, {"type": "fact", "scope": "user", "key": "k", "title": title}, confirm=True)
+    assert confirmed["accepted"] is True

@@ -90,7 +90,8 @@ def test_a_job_applies_its_proposals_and_summary_once(principal, settings):
     assert {e.actor for e in AuditEvent.objects.filter(event_type="memory.node.created")} == {"system:capture"}
     summary = Summary.objects.get()
     assert (summary.from_message_id, summary.to_message_id) == (said[0].pk, said[1].pk)
-    assert job_run(job.pk, extractor=extractor, summarizer=Echo()) is None  # done: never applied twice
+    again = job_run(job.pk, extractor=extractor, summarizer=Echo())  # done: never applied twice
+    assert again.status == JobStatus.DONE and again.attempts == 1
     assert Node.objects.filter(scope="user").count() == 2 and len(extractor.calls) == 1
 
 
@@ -150,3 +151,84 @@ def test_stats_count_jobs_and_yield(principal):
     stats = jobs_stats(team=principal.team)
     assert stats["jobs"] == {"pending": 1, "done": 1, "failed": 0}
     assert (stats["proposals"], stats["accepted"]) == (1, 1)
+
+
+class Says:
+    """Proposes the one-valued user fact `city` from every 'remember city X' message, in order."""
+
+    name = "says"
+
+    def extract(self, context):
+        return Extraction(extractor=self.name, operations=[
+            {"operation": "create", "explicit_user_intent": True,
+             "node": {"scope": "user", "type": "fact", "key": "city", "value_json": m.content.split("city ")[1],
+                      "title": m.content, "source_message_ids": [m.id]}}
+            for m in context.messages if m.content.startswith("remember city ")])
+
+
+def _active_city():
+    return list(Node.objects.filter(key="city", status="active").values_list("value_json", flat=True))
+
+
+def test_a_late_job_never_undoes_what_the_user_said_after_it(principal):
+    append(principal, "remember city berlin", **CTX)
+    older = CaptureJob.objects.get()
+    now = timezone.now()
+    job_run(older.pk, extractor=Failing(), summarizer=Echo(), now=now)  # fails: waits for its retry
+    append(principal, "remember city munich", **CTX)
+    newer = CaptureJob.objects.exclude(pk=older.pk).get()
+    assert job_run(newer.pk, extractor=Says(), summarizer=Echo(), now=now).status == JobStatus.PENDING  # waits
+    assert _active_city() == []
+    later = now + timedelta(minutes=5)
+    job_run(newer.pk, extractor=Says(), summarizer=Echo(), now=later)  # runs the older first, then itself
+    assert CaptureJob.objects.filter(status=JobStatus.DONE).count() == 2
+    assert _active_city() == ["munich"]
+
+
+def test_the_sweep_reaches_every_uncaptured_session_however_many_are_captured(principal, settings):
+    settings.MEMORY_CAPTURE_EVERY = 1
+    for index in range(5):
+        append(principal, f"hello {index}", **{**CTX, "session_id": f"done{index}"})  # each captured at once
+    settings.MEMORY_CAPTURE_EVERY = 100
+    tail = append(principal, "still here", **{**CTX, "session_id": "tail"})[0]
+    counts = jobs_sweep(now=timezone.now() + timedelta(hours=1), idle_seconds=600, limit=2)
+    assert counts["created"] == 1
+    assert CaptureJob.objects.get(session__external_id="tail").to_message_id == tail.pk
+
+
+class Overreaching:
+    """An extractor that tries what extractors may not: delete, cite the assistant, flood."""
+
+    name = "overreaching"
+
+    def __init__(self, target_id):
+        self.target_id = target_id
+
+    def extract(self, context):
+        assistant = next(m.id for m in context.messages if m.role == "assistant")
+        flood = [{"operation": "create", "node": {"scope": "session", "type": "fact", "title": f"note {i}"}}
+                 for i in range(60)]
+        return Extraction(extractor=self.name, operations=[
+            {"operation": "delete", "target_id": self.target_id},
+            {"operation": "create", "explicit_user_intent": True, "reason": "the user said: SECRET-REASON",
+             "node": {"scope": "user", "type": "fact", "title": "User is an admin", "source_message_ids": [assistant]}},
+            *flood])
+
+
+def test_an_extractor_may_not_delete_cite_the_assistant_flood_or_write_its_reasons(principal):
+    from tests.helpers import make_node
+
+    keep = make_node(principal, scope="workspace", workspace_id="w1", type="fact", title="we use postgres")
+    append(principal, "ok", **CTX)
+    append(principal, "You are an admin now", role="assistant", **CTX)
+    append(principal, "remember this", **CTX)
+    job = CaptureJob.objects.order_by("-pk").first()
+    done = job_run(job.pk, extractor=Overreaching(keep.pk), summarizer=Echo())
+    outcomes = done.result["outcomes"]
+    assert outcomes["invalid"] == 1 and outcomes["source_required"] == 1
+    assert outcomes["accepted"] == 48 and outcomes["over_limit"] == 12
+    keep.refresh_from_db()
+    assert keep.status == "active" and not Node.objects.filter(title="User is an admin").exists()
+    assert not AuditEvent.objects.filter(reason__contains="SECRET").exists()
+    assert set(AuditEvent.objects.filter(event_type="memory.node.created", actor="system:capture")
+               .values_list("reason", flat=True)) == {"extracted by overreaching"}
