@@ -10,9 +10,10 @@ the beat sweep finds it later.
 """
 
 import re
+import threading
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from memory.capture_models import CaptureJob, JobKind
 from memory.models import Message, MessageRole, Session
@@ -60,18 +61,33 @@ def capture_after_append(*, session: Session, messages: list[Message], force: st
         team_id=session.team_id, kind=JobKind.CAPTURE, session=session, workspace_id=session.workspace_id,
         user_id=session.user_id, trigger=reason, after_message_id=after, to_message_id=to_message,
     )
-    transaction.on_commit(lambda: enqueue(job.pk))
+    transaction.on_commit(lambda: enqueue(job.pk, background=True))
     return job
 
 
-def enqueue(job_id: int) -> bool:
-    """Hand the job to Celery (in-process without a broker). A broker that cannot be reached
-    is not an error here: the job stays pending and the sweep retries it. Returns whether it
-    was handed over."""
+def enqueue(job_id: int, *, background: bool = False) -> bool:
+    """Hand the job to Celery. Without a broker it runs in-process: at once with the rule-based
+    extractor (milliseconds, bounded by limits.CAPTURE_*), or — for an agent's request
+    (`background`) with an LLM endpoint configured — on a thread of its own, so the agent's
+    call does not wait for the model. A broker that cannot be reached is not an error here:
+    the job stays pending and the sweep retries it. Returns whether it was handed over."""
+    from config.celery import app
     from memory.capture.tasks import run_capture_job
 
+    if background and app.conf.task_always_eager and settings.MEMORY_LLM_BASE_URL:
+        threading.Thread(target=_run_detached, args=(job_id,), daemon=True, name=f"capture-{job_id}").start()
+        return True
     try:
         run_capture_job.delay(job_id)
     except Exception:  # noqa: BLE001 - an unreachable broker must never fail the agent's call (R-EXTRACT)
         return False
     return True
+
+
+def _run_detached(job_id: int) -> None:
+    from memory.capture.jobs import job_run
+
+    try:
+        job_run(job_id)
+    finally:
+        connection.close()

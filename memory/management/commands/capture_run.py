@@ -24,4 +24,5 @@ class Command(BaseCommand):
                 total[name] += value
             if not celery_app.conf.task_always_eager or (counts["due"] == 0 and counts["created"] == 0):
                 break
-        self.stdout.write(f"capture: {total['created']} jobs recorded, {total['queued']} handed to run")
+        where = "run in-process" if celery_app.conf.task_always_eager else "handed to the workers"
+        self.stdout.write(f"capture: {total['created']} jobs recorded, {total['queued']} {where}")

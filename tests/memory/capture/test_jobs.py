@@ -232,3 +232,26 @@ def test_an_extractor_may_not_delete_cite_the_assistant_flood_or_write_its_reaso
     assert not AuditEvent.objects.filter(reason__contains="SECRET").exists()
     assert set(AuditEvent.objects.filter(event_type="memory.node.created", actor="system:capture")
                .values_list("reason", flat=True)) == {"extracted by overreaching"}
+
+
+def test_without_a_broker_an_llm_job_leaves_the_agents_call_at_once(settings, monkeypatch):
+    from memory.capture import triggers
+
+    started = []
+
+    class FakeThread:
+        def __init__(self, target, args, daemon, name):
+            started.append((target, args, daemon))
+
+        def start(self):
+            started.append("started")
+
+    monkeypatch.setattr(triggers.threading, "Thread", FakeThread)
+    ran = []
+    monkeypatch.setattr(tasks.run_capture_job, "delay", lambda job_id: ran.append(job_id))
+    settings.MEMORY_LLM_BASE_URL = ""
+    assert triggers.enqueue(7, background=True) and ran == [7] and started == []  # rules: at once, in-process
+    settings.MEMORY_LLM_BASE_URL = "http://127.0.0.1:9/v1"
+    assert triggers.enqueue(8, background=True) and ran == [7]
+    assert started == [(triggers._run_detached, (8,), True), "started"]
+    assert triggers.enqueue(9) and ran == [7, 9]  # the sweep's own runs stay in its process
