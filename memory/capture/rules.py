@@ -345,8 +345,10 @@ class _Plan:
 
     def _already_active(self, proposal: _Proposal) -> bool:
         for node in self.context.existing:
-            same = (node.scope, node.type, node.domain, node.key) == (
-                proposal.scope, proposal.type, proposal.finding.spec.domain, proposal.key)
+            # The user's own memory already saying it makes a session copy redundant too.
+            scope_covers = node.scope == proposal.scope or (proposal.scope == SESSION and node.scope == USER)
+            same = scope_covers and (node.type, node.domain, node.key) == (
+                proposal.type, proposal.finding.spec.domain, proposal.key)
             if same and canonical(node.value_json) == canonical(proposal.value) and (node.key or node.title == proposal.title):
                 self.notes.append(f"already remembered as node {node.id}: {proposal.title}")
                 return True

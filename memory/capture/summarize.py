@@ -210,17 +210,19 @@ class RuleSummarizer:
 
     def _goal(self, previous: SummaryDraft | None, messages: tuple[MessageView, ...]) -> str:
         """The latest user question or request of the window (that sentence); else the previous
-        goal; else the latest user message."""
+        goal if it was a question or request; else the latest user message of the window."""
         for message in reversed(messages):
             if message.role != "user":
                 continue
             asked = [sentence for sentence in sentences(storable(message.content)) if _REQUEST.search(sentence)]
             if asked:
                 return clip(asked[-1], GOAL_CHARS)
-        if previous and previous.current_goal:
-            return previous.current_goal
+        if previous and previous.current_goal and _REQUEST.search(previous.current_goal):
+            return previous.current_goal  # an open question or request stays the goal
         said = [m for m in messages if m.role == "user" and storable(m.content)]
-        return clip(storable(said[-1].content), GOAL_CHARS) if said else ""
+        if said:  # else what the user talks about now, not a statement from long ago
+            return clip(storable(said[-1].content), GOAL_CHARS)
+        return previous.current_goal if previous else ""
 
 
 def summarizer_for_settings() -> Summarizer:

@@ -503,3 +503,9 @@ def test_a_locomo_conversation_rolled_every_8_messages_is_covered_once(principal
           f"{len(final.summary)} characters, lists "
           + ", ".join(f"{name} {len(getattr(final, name))}" for name in LIST_FIELDS)
           + f"\n{final.summary}\ngoal: {final.current_goal}")
+
+
+def test_a_goal_that_was_only_a_statement_moves_on_with_the_conversation():
+    previous = SummaryDraft(summary="用户：你好", current_goal="你好")
+    draft = RuleSummarizer().summarize(previous, views(("user", "我在准备周末的露营")), max_chars=500)
+    assert draft.current_goal == "我在准备周末的露营"
