@@ -38,10 +38,20 @@ from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.models import Message, Node, Retrieval, Session, Summary
+from memory.models import Message, Retrieval, Session, Summary
 from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
+from memory.selectors.context_items import (
+    LAYERS,
+    SECTION_SHARES,
+    SECTIONS,
+    Item,
+    message_item,
+    node_item,
+    one_line,
+    render,
+)
 from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
 from memory.selectors.nodes import Owner, owner_session
@@ -49,28 +59,7 @@ from memory.selectors.query import MemoryQuery, Omission, memory_query
 
 logger = logging.getLogger(__name__)
 
-MESSAGE_EXCERPT_CHARS = 280
 MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the fetch of standing nodes
-
-SECTIONS = {  # display order
-    "workspace": ("L1", "[Workspace and team memory]"),
-    "user_preferences": ("L2", "[User preferences]"),
-    "summary": ("L3", "[Conversation summary]"),
-    "recent_messages": ("L3", "[Recent messages]"),
-    "session": ("L4", "[This session]"),
-    "relevant": ("L5", "[Relevant memories]"),
-    "earlier_messages": ("L5", "[Earlier messages]"),
-}
-LAYERS = ("L1", "L2", "L3", "L4", "L5")
-# Share of max_chars each section may fill before every section has had its turn (see _fit).
-SECTION_SHARES = {
-    "session": 0.25,
-    "workspace": 0.2,
-    "user_preferences": 0.2,
-    "L5": 0.35,  # relevant memories and earlier messages together
-    "summary": 0.3,
-    "recent_messages": 0.15,
-}
 
 
 @dataclass(frozen=True)
@@ -80,32 +69,6 @@ class ContextRequest:
     domain: str = ""
     category_path_prefix: tuple[str, ...] = ()
     budget: dict[str, Any] | None = None
-
-
-@dataclass
-class Item:
-    section: str
-    kind: str  # node | message | summary
-    obj: Any
-    text: str
-    why: str
-    matched: tuple[str, ...] = ()
-
-    @property
-    def layer(self) -> str:
-        return SECTIONS[self.section][0]
-
-    @property
-    def ref(self) -> dict[str, Any]:
-        return {
-            "section": self.section,
-            "layer": self.layer,
-            "kind": self.kind,
-            "id": self.obj.pk,
-            "why": self.why,
-            "matched": list(self.matched),
-            "chars": len(self.text),
-        }
 
 
 @dataclass
@@ -129,59 +92,6 @@ class MemoryContext:
     @property
     def used_memory_ids(self) -> list[int]:
         return [item.obj.pk for item in self.items if item.kind == "node"]
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _excerpt(text: str, limit: int = MESSAGE_EXCERPT_CHARS) -> str:
-    line = _one_line(text)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def node_line(node: Node) -> str:
-    """`- title: content`, or just the one that says it all (the content when it already
-    contains the title, the title when there is no content)."""
-    title, content = _one_line(node.title), _one_line(node.content)
-    if not content or content == title:
-        return f"- {title}"
-    if normalize(title) in normalize(content):
-        return f"- {content}"
-    return f"- {title}: {content}"
-
-
-def _node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ()) -> Item:
-    return Item(section, "node", node, node_line(node), why, matched)
-
-
-def speaker(message: Message) -> str:
-    """`role`, or `role (name)` when the agent gave the speaker's name in metadata (speaker or name)."""
-    name = message.metadata.get("speaker") or message.metadata.get("name") if isinstance(message.metadata, dict) else None
-    if isinstance(name, str) and 0 < len(name) <= 64:
-        return f"{message.role} ({_one_line(name)})"
-    return message.role
-
-
-def _message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
-    text = f"{speaker(message)}: {_excerpt(message.content)}"
-    if section == "earlier_messages":
-        when = (message.occurred_at or message.created_at).date().isoformat()
-        text = f"- [{when}] {text}"
-    return Item(section, "message", message, text, why, matched)
-
-
-def render(items: list[Item]) -> str:
-    """The text block for `items`: sections in display order, recent messages oldest first."""
-    blocks = []
-    for section, (_, header) in SECTIONS.items():
-        lines = [item for item in items if item.section == section]
-        if not lines:
-            continue
-        if section == "recent_messages":
-            lines.sort(key=lambda item: item.obj.pk)
-        blocks.append(header + "\n" + "\n".join(item.text for item in lines))
-    return "\n\n".join(blocks)
 
 
 @dataclass
@@ -209,7 +119,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                                 domain=request.domain, category_prefix=request.category_path_prefix, limit=room)
         why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
         for section in ("session", "workspace", "user_preferences"):
-            defaults += [_node_item(section, node, why[section]) for node in layers[section]]
+            defaults += [node_item(section, node, why[section]) for node in layers[section]]
     except DatabaseError as error:
         gathered.fail("default memory layers", error)
 
@@ -243,7 +153,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                 ),
             )
             node_hits = [
-                _node_item("relevant", node, "relevant", result.matched.get(node.pk, ())) for node in result.relevant
+                node_item("relevant", node, "relevant", result.matched.get(node.pk, ())) for node in result.relevant
             ]
             gathered.omitted += result.omitted
         except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
@@ -260,7 +170,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
             )
         except Exception as error:  # noqa: BLE001 - as above
             gathered.fail("message search", error)
-        message_items = [_message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in message_hits]
+        message_items = [message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in message_hits]
         interleaved: list[Item] = []
         for index in range(max(len(node_hits), len(message_items))):
             interleaved += node_hits[index : index + 1] + message_items[index : index + 1]
@@ -273,9 +183,9 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     gathered.candidates = sorted(defaults, key=lambda item: priority[item.section])
     if summary is not None:
-        gathered.candidates.append(Item("summary", "summary", summary, _one_line(summary.summary), "summary"))
+        gathered.candidates.append(Item("summary", "summary", summary, one_line(summary.summary), "summary"))
     gathered.candidates += hits
-    gathered.candidates += [_message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
+    gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
     gathered.counts = {
         "default_nodes": len(defaults),
         "retrieval_hits": len(hits),

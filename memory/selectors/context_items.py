@@ -1,0 +1,109 @@
+"""The items of a memory context and how they render (R-CTX): sections in display order with
+the layer each belongs to, one line per item, Chinese and English counted alike by characters."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory.models import Message, Node
+from memory.search.text import normalize
+
+MESSAGE_EXCERPT_CHARS = 280
+
+SECTIONS = {  # display order
+    "workspace": ("L1", "[Workspace and team memory]"),
+    "user_preferences": ("L2", "[User preferences]"),
+    "summary": ("L3", "[Conversation summary]"),
+    "recent_messages": ("L3", "[Recent messages]"),
+    "session": ("L4", "[This session]"),
+    "relevant": ("L5", "[Relevant memories]"),
+    "earlier_messages": ("L5", "[Earlier messages]"),
+}
+LAYERS = ("L1", "L2", "L3", "L4", "L5")
+# Share of max_chars each section may fill before every section has had its turn (see _fit).
+SECTION_SHARES = {
+    "session": 0.25,
+    "workspace": 0.2,
+    "user_preferences": 0.2,
+    "L5": 0.35,  # relevant memories and earlier messages together
+    "summary": 0.3,
+    "recent_messages": 0.15,
+}
+
+
+@dataclass
+class Item:
+    section: str
+    kind: str  # node | message | summary
+    obj: Any
+    text: str
+    why: str
+    matched: tuple[str, ...] = ()
+
+    @property
+    def layer(self) -> str:
+        return SECTIONS[self.section][0]
+
+    @property
+    def ref(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "layer": self.layer,
+            "kind": self.kind,
+            "id": self.obj.pk,
+            "why": self.why,
+            "matched": list(self.matched),
+            "chars": len(self.text),
+        }
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def excerpt(text: str, limit: int = MESSAGE_EXCERPT_CHARS) -> str:
+    line = one_line(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def node_line(node: Node) -> str:
+    """`- title: content`, or just the one that says it all (the content when it already
+    contains the title, the title when there is no content)."""
+    title, content = one_line(node.title), one_line(node.content)
+    if not content or content == title:
+        return f"- {title}"
+    if normalize(title) in normalize(content):
+        return f"- {content}"
+    return f"- {title}: {content}"
+
+
+def node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ()) -> Item:
+    return Item(section, "node", node, node_line(node), why, matched)
+
+
+def speaker(message: Message) -> str:
+    """`role`, or `role (name)` when the agent gave the speaker's name in metadata (speaker or name)."""
+    name = message.metadata.get("speaker") or message.metadata.get("name") if isinstance(message.metadata, dict) else None
+    if isinstance(name, str) and 0 < len(name) <= 64:
+        return f"{message.role} ({one_line(name)})"
+    return message.role
+
+
+def message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
+    text = f"{speaker(message)}: {excerpt(message.content)}"
+    if section == "earlier_messages":
+        when = (message.occurred_at or message.created_at).date().isoformat()
+        text = f"- [{when}] {text}"
+    return Item(section, "message", message, text, why, matched)
+
+
+def render(items: list[Item]) -> str:
+    """The text block for `items`: sections in display order, recent messages oldest first."""
+    blocks = []
+    for section, (_, header) in SECTIONS.items():
+        lines = [item for item in items if item.section == section]
+        if not lines:
+            continue
+        if section == "recent_messages":
+            lines.sort(key=lambda item: item.obj.pk)
+        blocks.append(header + "\n" + "\n".join(item.text for item in lines))
+    return "\n\n".join(blocks)
