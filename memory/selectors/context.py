@@ -1,9 +1,13 @@
 """The memory context injected before each model call, within a budget (seed 000 默认自动检索,
-seed 004 L0–L5 and §10 前置注入; R-CTX, first version).
+seed 004 L0–L5 and §10 前置注入; R-CTX).
 
-Sections of the rendered block, in display order, with the layer each belongs to:
+Sections of the rendered block, in display order, with the layer each belongs to
+(memory.selectors.context_items.SECTIONS):
   L1 [Workspace and team memory]  active workspace and global constraints, decisions, facts
   L2 [User preferences]           the end user's active preferences and constraints
+  L2 [User profile]               the summary of the user's profile document (seed 004)
+  L2 [Recent corrections]         the user's latest corrections not shown above (at most 8),
+                                  marked as replacing an earlier memory (never the old value)
   L3 [Conversation summary]       the session's latest summary
   L3 [Recent messages]            the last `recent_messages` turns, oldest first
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
@@ -34,11 +38,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import prefetch_related_objects
+from django.db.models import Q, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.models import Message, Retrieval, Session, Summary
+from memory.models import Message, Node, NodeStatus, Retrieval, Scope, Session, Summary
 from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
@@ -47,14 +51,17 @@ from memory.selectors.context_items import (
     SECTION_SHARES,
     SECTIONS,
     Item,
+    correction_item,
     message_item,
     node_item,
     one_line,
+    profile_item,
     render,
 )
 from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
 from memory.selectors.nodes import Owner, owner_session
+from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 
 logger = logging.getLogger(__name__)
@@ -123,6 +130,12 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     except DatabaseError as error:
         gathered.fail("default memory layers", error)
 
+    long_term: list[Item] = []
+    try:
+        long_term = _long_term(principal, owner, session)
+    except DatabaseError as error:
+        gathered.fail("user profile and corrections", error)
+
     hits: list[Item] = []
     recent: list[Message] = []
     summary: Summary | None = None
@@ -178,9 +191,13 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
                              if item.kind == "node"]
 
-    defaults, hits = _resolve_conflicts(principal, request, session, defaults, hits, gathered)
-    # Fill priority: L4, L1, L2, the summary, L5 hits, recent messages newest first.
+    shown = {item.obj.pk for item in defaults + hits if item.kind == "node"}
+    long_term = [item for item in long_term if item.kind != "node" or item.obj.pk not in shown]
+    defaults, hits = _resolve_conflicts(principal, request, session, defaults + long_term, hits, gathered)
+    # Fill priority: L4, L1, L2 (preferences, then profile and corrections), the summary, L5
+    # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
+    priority.update(profile=3, corrections=4)
     gathered.candidates = sorted(defaults, key=lambda item: priority[item.section])
     if summary is not None:
         gathered.candidates.append(Item("summary", "summary", summary, one_line(summary.summary), "summary"))
@@ -192,6 +209,26 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         "recent_messages": len(recent),
     }
     return gathered
+
+
+CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
+
+
+def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:
+    """L2 beyond the preference nodes: the user's profile summary and their latest corrections
+    (active nodes that superseded another, newest first)."""
+    items: list[Item] = []
+    if owner.user_id:
+        version = profile_get(principal=principal, user_id=owner.user_id)
+        if version is not None and version.summary.strip():
+            items.append(profile_item(version))
+    mine = Q(scope=Scope.USER, user_id=owner.user_id) if owner.user_id else Q(pk__in=[])
+    if session is not None:
+        mine |= Q(scope=Scope.SESSION, session=session)
+    corrected = (Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, supersedes__isnull=False)
+                 .filter(mine).order_by("-created_at", "-pk")[:CORRECTIONS_SHOWN])
+    items += [correction_item(node) for node in corrected]
+    return items
 
 
 def _resolve_conflicts(principal: Principal, request: ContextRequest, session: Session | None, defaults: list[Item],

@@ -12,6 +12,8 @@ MESSAGE_EXCERPT_CHARS = 280
 SECTIONS = {  # display order
     "workspace": ("L1", "[Workspace and team memory]"),
     "user_preferences": ("L2", "[User preferences]"),
+    "profile": ("L2", "[User profile]"),
+    "corrections": ("L2", "[Recent corrections]"),
     "summary": ("L3", "[Conversation summary]"),
     "recent_messages": ("L3", "[Recent messages]"),
     "session": ("L4", "[This session]"),
@@ -24,6 +26,8 @@ SECTION_SHARES = {
     "session": 0.25,
     "workspace": 0.2,
     "user_preferences": 0.2,
+    "profile": 0.15,
+    "corrections": 0.1,
     "L5": 0.35,  # relevant memories and earlier messages together
     "summary": 0.3,
     "recent_messages": 0.15,
@@ -107,3 +111,16 @@ def render(items: list[Item]) -> str:
             lines.sort(key=lambda item: item.obj.pk)
         blocks.append(header + "\n" + "\n".join(item.text for item in lines))
     return "\n\n".join(blocks)
+
+
+def correction_item(node: Node) -> Item:
+    """A recent correction as a hint (seed 004 procedural memory): what holds now, marked as
+    having replaced an earlier memory. The replaced value itself is never shown (S03: the
+    block never carries both values)."""
+    return Item("corrections", "node", node, f"- {one_line(node.title)} (replaces an earlier memory)",
+                "recent_correction")
+
+
+def profile_item(version: Any) -> Item:
+    """The user's profile document, by its summary (seed 004 L2 长期用户记忆)."""
+    return Item("profile", "profile", version, one_line(version.summary), "user_profile")

@@ -257,3 +257,20 @@ def test_nodes_below_the_teams_minimum_confidence_are_left_out(principal, cookin
     context = build(principal, "香菜")
     assert avoid.pk not in context.used_memory_ids
     assert (avoid.pk, "low_confidence") in {(item.node_id, item.reason) for item in context.omitted}
+
+
+def test_l2_shows_the_profile_summary_and_recent_corrections_without_the_old_value(principal):
+    from memory.capture.consolidate import profile_consolidate
+    from memory.services.nodes import node_supersede, supersede_input
+
+    for index in range(8):
+        make_node(principal, user_id="xiaoming", type="preference", key=f"likes{index}", title=f"喜欢第{index}道菜")
+    profile_consolidate(team=principal.team, user_id="xiaoming", force=True)
+    old = make_node(principal, user_id="xiaoming", type="fact", key="city", value_json="杭州", title="住在杭州")
+    node_supersede(principal=principal, old_node_id=old.pk,
+                   data=supersede_input(old, {"value_json": "成都", "title": "住在成都"}, {}))
+    context = build(principal)
+    assert "[User profile]" in context.block
+    assert "- 住在成都 (replaces an earlier memory)" in context.block and "杭州" not in context.block
+    assert {item.section for item in context.items} >= {"profile", "corrections"}
+    assert context.chars_by_layer["L2"] == sum(len(item.text) for item in context.items if item.layer == "L2")
