@@ -27,7 +27,7 @@ from django_scopes import scopes_disabled
 from accounts.services import agent_key_create, team_create
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session, Summary
 from memory.services.messages import message_search_tokens
-from memory.services.node_input import node_search_tokens, value_hash
+from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
 
 BATCH = 2000
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -210,17 +210,25 @@ def _node(pop: Population, *, superseded: bool = False) -> Node:
 
 
 def _keep_identity_unique(pop: Population, node: Node) -> None:
-    """Set value_hash; an active keyed node identical to one already seeded loses its key, as
-    the service would have returned the existing node instead (node_identical_active_unique)."""
+    """Set value_hash and the conflict slot (keyed nodes as many-valued: one active node per
+    value); an active node whose slot is taken loses its key, or gets a slot of its own, as
+    the service would have returned the existing node instead (node_active_slot_unique)."""
     node.value_hash = value_hash(node.value_json)
-    if node.status != NodeStatus.ACTIVE or not node.key:
+    node.slot = conflict_slot(key=node.key, value=node.value_json, cardinality="many", title=node.title,
+                              content=node.content)
+    if node.status != NodeStatus.ACTIVE:
         return
-    identity = (node.session_id or 0, node.scope, node.workspace_id, node.user_id, node.domain, node.type, node.key,
-                node.value_hash)
-    if identity in pop.active_identities:
+
+    def identity() -> tuple:
+        return (node.session_id or 0, node.scope, node.workspace_id, node.user_id, node.domain, node.type, node.key,
+                node.slot)
+
+    if identity() in pop.active_identities and node.key:
         node.key, node.value_json, node.value_hash = "", None, ""
-    else:
-        pop.active_identities.add(identity)
+        node.slot = conflict_slot(key="", value=None, cardinality="one", title=node.title, content=node.content)
+    if identity() in pop.active_identities:
+        node.slot = f"bench:{len(pop.active_identities)}"
+    pop.active_identities.add(identity())
 
 
 def _successor(pop: Population, old: Node) -> Node:

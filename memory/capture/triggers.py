@@ -66,15 +66,14 @@ def capture_after_append(*, session: Session, messages: list[Message], force: st
 
 
 def enqueue(job_id: int, *, background: bool = False) -> bool:
-    """Hand the job to Celery. Without a broker it runs in-process: at once with the rule-based
-    extractor (milliseconds, bounded by limits.CAPTURE_*), or — for an agent's request
-    (`background`) with an LLM endpoint configured — on a thread of its own, so the agent's
-    call does not wait for the model. A broker that cannot be reached is not an error here:
-    the job stays pending and the sweep retries it. Returns whether it was handed over."""
+    """Hand the job to Celery. Without a broker it runs in-process: for an agent's request
+    (`background`) on a thread of its own, so the agent's call does not wait for it; for the
+    sweep, at once. A broker that cannot be reached is not an error here: the job stays
+    pending and the sweep retries it. Returns whether it was handed over."""
     from config.celery import app
     from memory.capture.tasks import run_capture_job
 
-    if background and app.conf.task_always_eager and settings.MEMORY_LLM_BASE_URL:
+    if background and app.conf.task_always_eager:
         threading.Thread(target=_run_detached, args=(job_id,), daemon=True, name=f"capture-{job_id}").start()
         return True
     try:

@@ -234,7 +234,7 @@ def test_an_extractor_may_not_delete_cite_the_assistant_flood_or_write_its_reaso
                .values_list("reason", flat=True)) == {"extracted by overreaching"}
 
 
-def test_without_a_broker_an_llm_job_leaves_the_agents_call_at_once(settings, monkeypatch):
+def test_without_a_broker_a_job_never_holds_up_the_agents_call(monkeypatch):
     from memory.capture import triggers
 
     started = []
@@ -249,9 +249,9 @@ def test_without_a_broker_an_llm_job_leaves_the_agents_call_at_once(settings, mo
     monkeypatch.setattr(triggers.threading, "Thread", FakeThread)
     ran = []
     monkeypatch.setattr(tasks.run_capture_job, "delay", lambda job_id: ran.append(job_id))
-    settings.MEMORY_LLM_BASE_URL = ""
-    assert triggers.enqueue(7, background=True) and ran == [7] and started == []  # rules: at once, in-process
-    settings.MEMORY_LLM_BASE_URL = "http://127.0.0.1:9/v1"
-    assert triggers.enqueue(8, background=True) and ran == [7]
+    assert triggers.enqueue(8, background=True) and ran == []  # the agent's request: on a thread
     assert started == [(triggers._run_detached, (8,), True), "started"]
-    assert triggers.enqueue(9) and ran == [7, 9]  # the sweep's own runs stay in its process
+    assert triggers.enqueue(9) and ran == [9]  # the sweep's own runs stay in its process
+    with celery_broker("redis://127.0.0.1:1/0", eager=False):
+        assert triggers.enqueue(10, background=True) and ran == [9, 10]  # with a broker: published, never a thread
+    assert len(started) == 2
