@@ -12,3 +12,7 @@ STORAGES = {
 
 # Static files are served by the test client's finders; whitenoise would only warn about STATIC_ROOT.
 MIDDLEWARE = [item for item in MIDDLEWARE if item != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
+
+# Without a broker, capture jobs run where they are queued, not on threads: a test's database
+# transaction is not visible to another thread's connection.
+MEMORY_CAPTURE_THREADS = False

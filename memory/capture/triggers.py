@@ -9,6 +9,7 @@ once the transaction commits. The job row is what guarantees the work: if the br
 the beat sweep finds it later.
 """
 
+import logging
 import re
 import threading
 
@@ -20,6 +21,7 @@ from memory.models import Message, MessageRole, Session
 from memory.search.text import normalize
 from memory.selectors.budget import estimate_tokens
 
+logger = logging.getLogger(__name__)
 EXPLICIT = re.compile(r"记住|记一下|帮我记|以后都|以后|别再|不要再|\b(remember|from now on|don'?t ever|never again|always)\b")
 CORRECTION = re.compile(r"不是.{0,30}(而)?是|改成|改为|更正|说错了|\b(actually|i meant|correction|not .{1,30} but)\b")
 TASK = re.compile(r"完成了|做完了|搞定了|待办|已完成|\b(todo|to-do|done with|finished|task)\b")
@@ -73,7 +75,7 @@ def enqueue(job_id: int, *, background: bool = False) -> bool:
     from config.celery import app
     from memory.capture.tasks import run_capture_job
 
-    if background and app.conf.task_always_eager:
+    if background and app.conf.task_always_eager and settings.MEMORY_CAPTURE_THREADS:
         threading.Thread(target=_run_detached, args=(job_id,), daemon=True, name=f"capture-{job_id}").start()
         return True
     try:
@@ -88,5 +90,7 @@ def _run_detached(job_id: int) -> None:
 
     try:
         job_run(job_id)
+    except Exception:  # noqa: BLE001 - a background job's failure is logged; the sweep retries it
+        logger.exception("capture job %s failed on its thread", job_id)
     finally:
         connection.close()

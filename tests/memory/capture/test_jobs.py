@@ -234,9 +234,10 @@ def test_an_extractor_may_not_delete_cite_the_assistant_flood_or_write_its_reaso
                .values_list("reason", flat=True)) == {"extracted by overreaching"}
 
 
-def test_without_a_broker_a_job_never_holds_up_the_agents_call(monkeypatch):
+def test_without_a_broker_a_job_never_holds_up_the_agents_call(monkeypatch, settings):
     from memory.capture import triggers
 
+    settings.MEMORY_CAPTURE_THREADS = True
     started = []
 
     class FakeThread:
