@@ -62,3 +62,12 @@ PROFILE_CONSOLIDATE_AT = 8  # user-scope nodes created or changed since the last
 PROFILE_COOLDOWN_SECONDS = 600  # no automatic version within this long of the previous one
 PROFILE_SUMMARY_MAX = 1200  # characters of a version's summary (seed SUMMARY_BUDGET)
 PROFILE_LINE_MAX = 500  # characters of one node's line in the content
+
+# A session's working memory (seed 004 L4 临时工作记忆: current goal, resolved references,
+# clarification slots, scratchpad; memory.working_models.WorkingMemory).
+WORKING_GOAL_MAX = 1_000  # characters of current_goal
+WORKING_SCRATCHPAD_MAX = 4_000  # characters of scratchpad
+WORKING_KEYS_MAX = 50  # keys of references, and of slots, each
+WORKING_KEY_MAX = 64  # characters of one key of references or slots
+WORKING_VALUE_JSON_MAX = 2_000  # serialized characters of one value of references or slots
+WORKING_VALUE_DEPTH_MAX = 4  # nesting of one value: 0 for a string or number, 1 for ["a"], 2 for [{"a": 1}] …

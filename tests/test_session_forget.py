@@ -97,7 +97,7 @@ def test_hard_forget_removes_the_sessions_rows_and_reports_counts(agent_client, 
     assert response.status_code == 200
     body = response.json()
     assert body["mode"] == "hard" and body["session_id"] == "s1"
-    assert body["counts"] == {"messages": 3, "summaries": 1, "nodes": 2, "source_links": 4,
+    assert body["counts"] == {"messages": 3, "summaries": 1, "working_memory": 0, "nodes": 2, "source_links": 4,
                               "retrievals_redacted": 2, "audit_events_redacted": 2}
     assert sorted(body["node_ids"]) == sorted([world["session_node"].pk, world["derived"].pk])
     assert body["kept_node_ids"] == [world["shared"].pk]
@@ -306,7 +306,7 @@ def test_soft_forget_hides_messages_summaries_and_derived_nodes_but_keeps_the_ro
     rows = session_rows(session)
     response = forget_call(agent_client, mode="soft", reason="pause")
     assert response.status_code == 200
-    assert response.json()["counts"] == {"messages": 3, "summaries": 1, "nodes": 2, "source_links": 0,
+    assert response.json()["counts"] == {"messages": 3, "summaries": 1, "working_memory": 0, "nodes": 2, "source_links": 0,
                                          "retrievals_redacted": 0, "audit_events_redacted": 0}
     session.refresh_from_db()
     assert session.deleted_at is not None and session_rows(session) == rows

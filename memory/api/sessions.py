@@ -27,6 +27,8 @@ class SessionForgetQuerySerializer(OwnerFields):
 class SessionForgetCountsSerializer(serializers.Serializer):
     messages = serializers.IntegerField(help_text="hidden (soft) or removed (hard)")
     summaries = serializers.IntegerField(help_text="hidden (soft) or removed (hard)")
+    working_memory = serializers.IntegerField(help_text="the session's working memory, 0 or 1: hidden (soft) or "
+                                                        "removed (hard)")
     nodes = serializers.IntegerField(help_text="marked deleted (soft) or removed (hard)")
     source_links = serializers.IntegerField(help_text="links from nodes to the removed messages (hard)")
     retrievals_redacted = serializers.IntegerField(help_text="hit-ledger rows whose text or ids were forgotten (hard)")

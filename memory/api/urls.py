@@ -1,13 +1,16 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from memory.api import capture_views, sessions, views
+from memory.api import capture_views, sessions, views, working_views
 from memory.api import governance_views as gv
 from memory.api import profile_views as pv
 
 urlpatterns = [
     path("messages", views.MessagesView.as_view(), name="api-messages"),
-    # `path`: a session id may contain "/".
+    # `path`: a session id may contain "/". The working memory is matched first; a DELETE there
+    # forgets the session whose id ends in "/working-memory" (memory.api.working_views).
+    path("sessions/<path:session_id>/working-memory", working_views.WorkingMemoryView.as_view(),
+         name="api-session-working-memory"),
     path("sessions/<path:session_id>", sessions.SessionView.as_view(), name="api-session"),
     path("summaries", views.SummariesView.as_view(), name="api-summaries"),
     path("summaries/latest", views.SummaryLatestView.as_view(), name="api-summary-latest"),

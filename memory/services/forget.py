@@ -10,9 +10,9 @@ What belongs to a session:
   stays, even where it restates what was said here. Nodes with no recorded source are
   never attributed to a session, whatever their text.
 
-soft (reversible; a restore may come later): the session gets `deleted_at`; its messages
-and summaries leave every read path (the selectors skip sessions with `deleted_at`), it
-takes no new messages or session memories (409), and its messages can no longer be cited
+soft (reversible; a restore may come later): the session gets `deleted_at`; its messages,
+summaries and working memory leave every read path (the selectors skip sessions with
+`deleted_at`), it takes no new messages, session memories or working memory (409), and its messages can no longer be cited
 as sources; the nodes that belong to it become `deleted`, one `memory.node.deleted` event
 each (nodes already deleted are left alone). Nodes that also cite another session keep
 their status and their links. Nothing is redacted. Repeating a soft delete is a Conflict.
@@ -25,6 +25,9 @@ hard (final; also for a soft-deleted session):
   `memory.node.hard_deleted` event is written per node, as node_delete does (S07: one audit
   row per memory that left the store);
 - its summaries and messages are removed, and with them their keyword-index entries;
+- its working memory (memory.working_models.WorkingMemory) is removed; its audit events
+  (`memory.working_memory.updated`) name fields changed, never their content, so they stay
+  as they are;
 - hit-ledger rows (Retrieval) of the session keep their sizes, layers, budget and node ids
   for the KPIs, but their query text becomes "[forgotten]", their message and summary ids
   are cleared and the matched query terms dropped; ledger rows of the same end user's other
@@ -62,6 +65,7 @@ from memory.services.idempotency import idempotency_forget_answers
 from memory.services.profiles import profile_forget_nodes
 from memory.services.sessions import SessionRef
 from memory.validation import clean_text
+from memory.working_models import WorkingMemory
 
 MODES = ("soft", "hard")
 FORGOTTEN = "[forgotten]"
@@ -69,8 +73,9 @@ FORGOTTEN = "[forgotten]"
 
 @dataclass
 class SessionForgetResult:
-    """What a forget did. `counts`: messages, summaries, nodes (hidden or deleted on soft,
-    removed on hard), source_links, retrievals_redacted, audit_events_redacted."""
+    """What a forget did. `counts`: messages, summaries, working_memory (0 or 1), nodes
+    (hidden or deleted on soft, removed on hard), source_links, retrievals_redacted,
+    audit_events_redacted."""
 
     mode: str
     ref: SessionRef
@@ -140,6 +145,7 @@ def session_forget(*, principal: Principal, ref: SessionRef, mode: str, reason: 
         counts = {
             "messages": len(message_ids),
             "summaries": Summary.objects.filter(team=principal.team, session=session).count(),
+            "working_memory": WorkingMemory.objects.filter(team=principal.team, session=session).count(),
             "nodes": 0,
             "source_links": 0,
             "retrievals_redacted": 0,
@@ -200,6 +206,7 @@ def _hard(
             payload={"mode": "hard", "previous_status": node.status, "with_session": session.external_id},
         )
     Summary.objects.filter(team=team, session=session).delete()
+    WorkingMemory.objects.filter(team=team, session=session).delete()
     Message.objects.filter(team=team, session=session).delete()  # and the kept nodes' links to them
     Session.objects.filter(pk=session.pk).delete()
     idempotency_forget_answers(team=team)

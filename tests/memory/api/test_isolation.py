@@ -11,6 +11,8 @@ from memory.api import urls as api_urls
 from memory.models import Message, UserProfile, UserProfileVersion
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
+from memory.services.working_memory import working_memory_put
+from memory.working_models import WorkingMemory
 from tests.conftest import key_client
 from tests.helpers import append, make_node
 
@@ -20,9 +22,12 @@ CTX = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
 
 @pytest.fixture
 def world(principal):
-    """Team acme's data in workspace w1: a message, a summary, a node, a retrieval."""
+    """Team acme's data in workspace w1: a message, a summary, a node, a retrieval, the session's
+    working memory."""
     message = append(principal, f"my note {SECRET}", **CTX)[0]
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"), summary=SECRET))
+    working_memory_put(principal=principal, ref=SessionRef("s1", "w1", "u1"),
+                       data={"current_goal": SECRET, "references": {"它": SECRET}})
     node = make_node(principal, scope="workspace", workspace_id="w1", type="fact", title=SECRET,
                      source_message_ids=[message.pk])
     # u1's profile document, written directly so that no user-scope node (which keys limited to
@@ -40,6 +45,12 @@ def requests_for(world, retrieval_id):
                          ("post", reverse("api-messages"), {**CTX, "role": "user", "content": "x"})],
         "api-session": [("delete", reverse("api-session", args=["s1"]) + "?workspace_id=w1&user_id=u1&mode=hard",
                          None)],
+        "api-session-working-memory": [
+            ("get", reverse("api-session-working-memory", args=["s1"]) + "?workspace_id=w1&user_id=u1", None),
+            ("put", reverse("api-session-working-memory", args=["s1"]) + "?workspace_id=w1&user_id=u1",
+             {"current_goal": "x"}),
+            ("patch", reverse("api-session-working-memory", args=["s1"]) + "?workspace_id=w1&user_id=u1",
+             {"slots": {"people": 2}})],
         "api-summaries": [("get", reverse("api-summaries"), {**CTX}),
                           ("post", reverse("api-summaries"), {**CTX, "summary": "x"})],
         "api-summary-latest": [("get", reverse("api-summary-latest"), {**CTX})],
@@ -72,7 +83,7 @@ def requests_for(world, retrieval_id):
 def send(client, method, url, body):
     if method in ("get", "delete"):
         return getattr(client, method)(url, body or {})
-    return client.post(url, data=json.dumps(body or {}), content_type="application/json")
+    return getattr(client, method)(url, data=json.dumps(body or {}), content_type="application/json")
 
 
 def test_every_api_url_has_an_isolation_entry(world):
@@ -91,6 +102,8 @@ def test_another_team_never_sees_this_teams_data(agent_client, other_agent_clien
     world["node"].refresh_from_db()
     assert world["node"].status == "active" and world["node"].title == SECRET  # nothing another team sent changed it
     assert Message.objects.filter(pk=world["message"].pk).exists()  # its forget reached its own "s1" only
+    mine = WorkingMemory.objects.get(team=world["node"].team)
+    assert (mine.current_goal, mine.version) == (SECRET, 1)  # its writes reached its own "s1" only
 
 
 @pytest.mark.parametrize("auth", [None, "Bearer nonsense", "Bearer mk_abcdef123456_wrong", "Basic Zm9vOmJhcg=="])
@@ -99,7 +112,7 @@ def test_missing_or_bad_credentials_get_401_everywhere(world, client, auth):
     for name, calls in requests_for(world, 1).items():
         for method, url, body in calls:
             response = getattr(client, method)(url, body or {}, content_type="application/json", **headers) \
-                if method == "post" else getattr(client, method)(url, body or {}, **headers)
+                if method in ("post", "put", "patch") else getattr(client, method)(url, body or {}, **headers)
             assert response.status_code == 401, (name, auth, response.status_code)
             assert response.json()["error"]["code"] == "unauthenticated"
 
@@ -115,7 +128,8 @@ def test_a_revoked_key_gets_401(team, world):
 
 def test_a_key_limited_to_another_workspace_is_refused(team, world):
     client = key_client(agent_key_create(team=team, name="w2 only", workspace_ids=["w2"])[1])
-    for name in ("api-messages", "api-summaries", "api-summary-latest", "api-context", "api-memory-search"):
+    for name in ("api-messages", "api-summaries", "api-summary-latest", "api-context", "api-memory-search",
+                 "api-session-working-memory"):
         for method, url, body in requests_for(world, 1)[name]:
             response = send(client, method, url, body)
             assert response.status_code == 403, (name, response.status_code)
