@@ -11,6 +11,8 @@ Sections of the rendered block, in display order, with the layer each belongs to
   L3 [Conversation summary]       the session's latest summary
   L3 [Recent messages]            the last `recent_messages` turns, oldest first
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
+  L4 [Working memory]             the session's working state: goal, resolved references,
+                                  known and still-open slots, notes (one line each)
   L5 [Relevant memories]          nodes relevant to the query (keyword search)
   L5 [Earlier messages]           earlier turns relevant to the query (episodic recall), also
                                   from the user's other sessions, and in a new session
@@ -18,7 +20,7 @@ L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlie
 with the same text as a recent or better-ranked one is shown once.
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
-Items are placed in priority order — L4, L1, L2, the summary, L5 hits (best first), recent
+Items are placed in priority order — L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
 then into whatever room is left; what does not fit is left out and counted in diagnostics
 (nodes also as `over_limit`). An item is never cut: it fits whole or is left out. Recent
@@ -57,12 +59,14 @@ from memory.selectors.context_items import (
     one_line,
     profile_item,
     render,
+    working_items,
 )
 from memory.selectors.layers import default_layers
 from memory.selectors.messages import MessageHit, messages_recent, messages_search
 from memory.selectors.nodes import Owner, owner_session
 from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
+from memory.selectors.working_memory import working_memory_for_context
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +139,12 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         long_term = _long_term(principal, owner, session)
     except DatabaseError as error:
         gathered.fail("user profile and corrections", error)
+    working: list[Item] = []
+    try:
+        memory = working_memory_for_context(session=session)
+        working = working_items(session.pk, memory) if memory else []
+    except DatabaseError as error:
+        gathered.fail("working memory", error)
 
     hits: list[Item] = []
     recent: list[Message] = []
@@ -198,7 +208,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     priority.update(profile=3, corrections=4)
-    gathered.candidates = sorted(defaults, key=lambda item: priority[item.section])
+    gathered.candidates = working + sorted(defaults, key=lambda item: priority[item.section])
     if summary is not None:
         gathered.candidates.append(Item("summary", "summary", summary, one_line(summary.summary), "summary"))
     gathered.candidates += hits

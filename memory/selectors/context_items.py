@@ -1,6 +1,7 @@
 """The items of a memory context and how they render (R-CTX): sections in display order with
 the layer each belongs to, one line per item, Chinese and English counted alike by characters."""
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ SECTIONS = {  # display order
     "summary": ("L3", "[Conversation summary]"),
     "recent_messages": ("L3", "[Recent messages]"),
     "session": ("L4", "[This session]"),
+    "working": ("L4", "[Working memory]"),
     "relevant": ("L5", "[Relevant memories]"),
     "earlier_messages": ("L5", "[Earlier messages]"),
 }
@@ -24,6 +26,7 @@ LAYERS = ("L1", "L2", "L3", "L4", "L5")
 # Share of max_chars each section may fill before every section has had its turn (see _fit).
 SECTION_SHARES = {
     "session": 0.25,
+    "working": 0.2,
     "workspace": 0.2,
     "user_preferences": 0.2,
     "profile": 0.15,
@@ -124,3 +127,37 @@ def correction_item(node: Node) -> Item:
 def profile_item(version: Any) -> Item:
     """The user's profile document, by its summary (seed 004 L2 长期用户记忆)."""
     return Item("profile", "profile", version, one_line(version.summary), "user_profile")
+
+
+@dataclass(frozen=True)
+class WorkingMemoryRef:
+    """What a working-memory line points at: the session (its working memory is one per session)."""
+
+    pk: int
+
+
+def _json_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def working_items(session_pk: int, memory: dict[str, Any]) -> list[Item]:
+    """The session's working memory (seed 004 L4: goal, resolved references, clarification
+    slots, scratchpad), one line per part so the budget can keep the goal and drop the
+    scratchpad. An open slot (null) reads as still to ask."""
+    ref = WorkingMemoryRef(session_pk)
+    lines = []
+    if memory.get("current_goal"):
+        lines.append(f"- goal: {one_line(memory['current_goal'])}")
+    if memory.get("references"):
+        pairs = "; ".join(f"{key} = {_json_text(value)}" for key, value in memory["references"].items())
+        lines.append(f"- references: {one_line(pairs)}")
+    slots = memory.get("slots") or {}
+    filled = "; ".join(f"{key} = {_json_text(value)}" for key, value in slots.items() if value is not None)
+    open_slots = ", ".join(key for key, value in slots.items() if value is None)
+    if filled:
+        lines.append(f"- known: {one_line(filled)}")
+    if open_slots:
+        lines.append(f"- still to ask: {one_line(open_slots)}")
+    if memory.get("scratchpad"):
+        lines.append(f"- notes: {one_line(memory['scratchpad'])}")
+    return [Item("working", "working", ref, line, "working_memory") for line in lines]

@@ -274,3 +274,21 @@ def test_l2_shows_the_profile_summary_and_recent_corrections_without_the_old_val
     assert "- 住在成都 (replaces an earlier memory)" in context.block and "杭州" not in context.block
     assert {item.section for item in context.items} >= {"profile", "corrections"}
     assert context.chars_by_layer["L2"] == sum(len(item.text) for item in context.items if item.layer == "L2")
+
+
+def test_l4_shows_the_sessions_working_memory_line_by_line(principal, cooking):
+    from memory.services.sessions import SessionRef
+    from memory.services.working_memory import working_memory_put
+
+    ref = SessionRef(session_id="cook-1", workspace_id="home", user_id="xiaoming")
+    working_memory_put(principal=principal, ref=ref, data={
+        "current_goal": "今晚做一道不辣的菜", "references": {"它": "番茄炒蛋"}, "slots": {"people": 2, "cuisine": None},
+        "scratchpad": "已经推荐过番茄炒蛋"})
+    context = build(principal, "今晚吃什么")
+    block = context.block
+    assert "[Working memory]\n- goal: 今晚做一道不辣的菜\n- references: 它 = 番茄炒蛋\n- known: people = 2\n" \
+           "- still to ask: cuisine\n- notes: 已经推荐过番茄炒蛋" in block
+    assert block.index("[Working memory]") > block.index("[Recent messages]")  # displayed in layer order (L4)
+    small = build(principal, "今晚吃什么", budget={"max_chars": 120})
+    assert "- goal: 今晚做一道不辣的菜" in small.block  # filled first: the goal outlives the rest
+    assert context.chars_by_layer["L4"] >= sum(len(item.text) for item in context.items if item.section == "working")
