@@ -168,6 +168,10 @@ class ContextView(TeamAPIView):
             "session_memory": s.NodeOutSerializer(context.section("session"), many=True).data,
             "workspace_memory": s.NodeOutSerializer(context.section("workspace"), many=True).data,
             "preferences": s.NodeOutSerializer(context.section("user_preferences"), many=True).data,
+            "profile": next(({"version": version.version, "summary": version.summary}
+                             for version in context.section("profile")), None),
+            "corrections": s.NodeOutSerializer(context.section("corrections"), many=True).data,
+            "working_memory": [item.text for item in context.items if item.section == "working"],
             "relevant_nodes": s.RelevantNodeOutSerializer(relevant, many=True, context={"matched": matched}).data,
             "relevant_messages": s.MessageOutSerializer(context.section("earlier_messages"), many=True).data,
             "used_memory_ids": context.used_memory_ids,
