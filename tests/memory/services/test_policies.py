@@ -97,3 +97,39 @@ def test_policy_get_returns_an_unsaved_empty_policy_when_none_was_set(principal)
 def test_a_bad_workspace_id_is_refused(admin_principal):
     with pytest.raises(InvalidInput):
         policy_set(principal=admin_principal, workspace_id=" w1", changes={"top_n": 1})
+
+
+
+def test_the_migration_copies_a_teams_minimum_confidence_into_its_team_policy(team, other_team):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    team.min_confidence = 0.4
+    team.save()
+    import_module("memory.migrations.0010_budget_policy").copy_team_min_confidence(apps, None)
+    assert BudgetPolicy.objects.get(team=team, workspace_id="").min_confidence == 0.4
+    assert not BudgetPolicy.objects.filter(team=other_team).exists()  # 0.0: nothing to copy
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_admins_creating_a_policy_at_once_leave_one_row_and_every_change_audited():
+    from django.db import connection
+
+    from accounts.principal import principal_for_key
+    from accounts.services import team_create
+    from tests.helpers import run_parallel
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs parallel connections to one database")
+    team = team_create(slug="race")
+    admin = principal_for_key(agent_key_create(team=team, name="admin", kind="admin")[0])
+    jobs = [lambda n=n: policy_set(principal=admin, workspace_id="w1", changes={"top_n": n}) for n in range(1, 7)]
+    results = run_parallel(jobs, team=team)
+    assert not [result for result in results if isinstance(result, Exception)]
+    assert BudgetPolicy.objects.filter(team=team, workspace_id="w1").count() == 1
+    events = list(AuditEvent.objects.filter(team=team, event_type=POLICY_UPDATED).order_by("pk"))
+    assert len(events) == 6
+    assert [event.payload["before"]["top_n"] for event in events[1:]] == [e.payload["after"]["top_n"] for e in events[:-1]]
+    assert BudgetPolicy.objects.get(team=team, workspace_id="w1").top_n == events[-1].payload["after"]["top_n"]
