@@ -15,6 +15,8 @@ class Team(models.Model):
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
     # Nodes below this confidence are left out of search and context as low_confidence (R-QUERY).
+    # The team budget policy's min_confidence (0.0 when it inherits), kept in step by
+    # memory.services.policies.policy_set; set it there, not here.
     min_confidence = models.FloatField(default=0.0)
 
     def __str__(self) -> str:

@@ -41,6 +41,14 @@ CATEGORY_PREFIX_MAX = 600  # characters of a category_path_prefix ("a/b/c") in a
 CONTEXT_TOP_N_MAX = 50
 CONTEXT_MAX_CHARS_MAX = 100_000
 CONTEXT_RECENT_MESSAGES_MAX = 20
+# Accepted values of every numeric budget policy setting (memory.policy_models), inclusive.
+POLICY_RANGES: dict[str, tuple[float, float]] = {
+    "top_n": (0, CONTEXT_TOP_N_MAX),
+    "max_chars": (0, CONTEXT_MAX_CHARS_MAX),
+    "recent_messages": (0, CONTEXT_RECENT_MESSAGES_MAX),
+    "min_confidence": (0.0, 1.0),
+    **{f"l{layer}_chars": (0, CONTEXT_MAX_CHARS_MAX) for layer in range(6)},  # characters of one layer
+}
 
 IDEMPOTENCY_KEY_MAX = 255  # Idempotency-Key header: 1–255 printable ASCII characters, no spaces
 IDEMPOTENCY_TTL_HOURS = 24  # a stored first answer is replayed for this long, then the key starts afresh

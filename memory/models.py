@@ -364,6 +364,7 @@ class IdempotencyRecord(models.Model):
 
 
 from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F401 - registers the model
+from memory.policy_models import BudgetPolicy  # noqa: E402,F401 - registers the model
 from memory.profile_models import ProfileGenerator, ProfileReason, UserProfile, UserProfileVersion  # noqa: E402,F401 - registers the models
 from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models
 from memory.working_models import WorkingMemory  # noqa: E402,F401 - registers the model

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from memory.api import capture_views, sessions, views, working_views
+from memory.api import capture_views, policy_views, sessions, views, working_views
 from memory.api import governance_views as gv
 from memory.api import profile_views as pv
 
@@ -31,6 +31,10 @@ urlpatterns = [
     path("profiles/<path:user_id>/versions", pv.ProfileVersionsView.as_view(), name="api-profile-versions"),
     path("profiles/<path:user_id>/rollback", pv.ProfileRollbackView.as_view(), name="api-profile-rollback"),
     path("profiles/<path:user_id>", pv.ProfileView.as_view(), name="api-profile"),
+    path("policies", policy_views.TeamPolicyView.as_view(), name="api-policies"),
+    # `path`: a workspace id may contain "/".
+    path("policies/workspaces/<path:workspace_id>", policy_views.WorkspacePolicyView.as_view(),
+         name="api-policy-workspace"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="api-unknown"),
 ]

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_team_min_confidence'),
-        ('memory', '0009_user_profile'),
+        ('memory', '0010_budget_policy'),
     ]
 
     operations = [

@@ -320,7 +320,7 @@ def context_build(*, principal: Principal, request: ContextRequest) -> MemoryCon
     key's limit and InvalidInput for bad ids; never fails because a search part failed.
     """
     started = time.perf_counter()
-    budget = budget_resolve(request.budget)
+    budget = budget_resolve(request.budget, team=principal.team, workspace_id=request.owner.workspace_id)
     principal.check_workspace(request.owner.workspace_id)
     session = owner_session(principal=principal, owner=request.owner)
     gathered = _Gathered()

@@ -8,7 +8,7 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from accounts.services import agent_key_create, agent_key_revoke
 from memory.api import urls as api_urls
-from memory.models import Message, UserProfile, UserProfileVersion
+from memory.models import BudgetPolicy, Message, UserProfile, UserProfileVersion
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 from memory.services.working_memory import working_memory_put
@@ -23,7 +23,7 @@ CTX = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
 @pytest.fixture
 def world(principal):
     """Team acme's data in workspace w1: a message, a summary, a node, a retrieval, the session's
-    working memory."""
+    working memory, a profile, budget policies."""
     message = append(principal, f"my note {SECRET}", **CTX)[0]
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"), summary=SECRET))
     working_memory_put(principal=principal, ref=SessionRef("s1", "w1", "u1"),
@@ -35,6 +35,10 @@ def world(principal):
     UserProfile.objects.create(team=principal.team, user_id="u1", current_version=1)
     UserProfileVersion.objects.create(team=principal.team, user_id="u1", version=1, summary=SECRET, content=SECRET,
                                       reason="consolidate", actor="system:consolidation")
+    # Policies of the team and of w1 (more generous than the defaults, so no probe below sees
+    # less), marked so that a leak would show.
+    BudgetPolicy.objects.create(team=principal.team, workspace_id="", top_n=10, updated_by=SECRET)
+    BudgetPolicy.objects.create(team=principal.team, workspace_id="w1", max_chars=2000, updated_by=SECRET)
     return {"message": message, "node": node}
 
 
@@ -75,6 +79,8 @@ def requests_for(world, retrieval_id):
                         ("get", reverse("api-profile", args=["u1"]), {"version": 1})],
         "api-profile-versions": [("get", reverse("api-profile-versions", args=["u1"]), None)],
         "api-profile-rollback": [("post", reverse("api-profile-rollback", args=["u1"]), {"version": 1})],
+        "api-policies": [("get", reverse("api-policies"), None)],
+        "api-policy-workspace": [("get", reverse("api-policy-workspace", args=["w1"]), None)],
         "api-schema": [],  # public: the OpenAPI document holds no team data
         "api-unknown": [],  # any other path: a JSON 404 for everyone (test_unknown_api_paths…)
     }
@@ -129,7 +135,7 @@ def test_a_revoked_key_gets_401(team, world):
 def test_a_key_limited_to_another_workspace_is_refused(team, world):
     client = key_client(agent_key_create(team=team, name="w2 only", workspace_ids=["w2"])[1])
     for name in ("api-messages", "api-summaries", "api-summary-latest", "api-context", "api-memory-search",
-                 "api-session-working-memory"):
+                 "api-session-working-memory", "api-policies", "api-policy-workspace"):
         for method, url, body in requests_for(world, 1)[name]:
             response = send(client, method, url, body)
             assert response.status_code == 403, (name, response.status_code)
