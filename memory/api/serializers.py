@@ -374,6 +374,20 @@ class BudgetInSerializer(StrictSerializer):
     top_n = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
     max_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
     recent_messages = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    min_confidence = StrictFloatField(required=False, min_value=0, max_value=1)
+    summary_enabled = StrictBooleanField(required=False)
+    l0_enabled = StrictBooleanField(required=False)
+    l1_enabled = StrictBooleanField(required=False)
+    l2_enabled = StrictBooleanField(required=False)
+    l3_enabled = StrictBooleanField(required=False)
+    l4_enabled = StrictBooleanField(required=False)
+    l5_enabled = StrictBooleanField(required=False)
+    l0_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    l1_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    l2_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    l3_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    l4_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
+    l5_chars = StrictIntegerField(required=False, min_value=0, max_value=1_000_000_000)
 
 
 class ContextInSerializer(SessionFields):

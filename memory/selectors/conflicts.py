@@ -61,7 +61,8 @@ def conflict_losers(
     return losers
 
 
-def below_confidence(principal: Principal, nodes: Iterable[Node]) -> set[int]:
-    """Ids of `nodes` under the team's minimum confidence (Team.min_confidence)."""
-    floor = principal.team.min_confidence
+def below_confidence(principal: Principal, nodes: Iterable[Node], floor: float = 0.0) -> set[int]:
+    """Ids of `nodes` under the minimum confidence: the team's (Team.min_confidence) or `floor`
+    (a workspace policy's or the request's), whichever is higher."""
+    floor = max(principal.team.min_confidence, floor)
     return {node.pk for node in nodes if node.confidence < floor} if floor > 0 else set()

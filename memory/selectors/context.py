@@ -172,6 +172,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                     category_path_prefix=request.category_path_prefix,
                     query_text=request.query,
                     limit=budget.top_n,
+                    min_confidence=budget.min_confidence,
                     exclude_ids=frozenset(listed),
                 ),
             )
@@ -203,7 +204,8 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
 
     shown = {item.obj.pk for item in defaults + hits if item.kind == "node"}
     long_term = [item for item in long_term if item.kind != "node" or item.obj.pk not in shown]
-    defaults, hits = _resolve_conflicts(principal, request, session, defaults + long_term, hits, gathered)
+    defaults, hits = _resolve_conflicts(principal, request, session, defaults + long_term, hits, gathered,
+                                        budget.min_confidence)
     # Fill priority: L4, L1, L2 (preferences, then profile and corrections), the summary, L5
     # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
@@ -242,7 +244,7 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None) -> l
 
 
 def _resolve_conflicts(principal: Principal, request: ContextRequest, session: Session | None, defaults: list[Item],
-                       hits: list[Item], gathered: _Gathered) -> tuple[list[Item], list[Item]]:
+                       hits: list[Item], gathered: _Gathered, floor: float) -> tuple[list[Item], list[Item]]:
     """Leave out nodes that lose a conflict or fall below the team's minimum confidence."""
     nodes = [item.obj for item in defaults + hits if item.kind == "node"]
     try:
@@ -251,7 +253,7 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     except DatabaseError as error:
         gathered.fail("conflict resolution", error)
         losers = {}
-    weak = below_confidence(principal, nodes)
+    weak = below_confidence(principal, nodes, floor)
     gathered.omitted += [Omission(pk, "conflict_lost") for pk in losers]
     gathered.omitted += [Omission(pk, "low_confidence") for pk in sorted(weak - set(losers))]
     left_out = set(losers) | weak
@@ -266,7 +268,7 @@ def _share(item: Item) -> str:
     return "L5" if item.layer == "L5" else item.section
 
 
-def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]]:
+def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Item]]:
     """Fill the block in two passes over the candidates (in fill priority order).
 
     First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
@@ -274,16 +276,23 @@ def _fit(candidates: list[Item], max_chars: int) -> tuple[list[Item], list[Item]
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
     held back goes in, in the same order, while the whole rendered block still fits. An item
     goes in whole or not at all. Recent messages stay a contiguous window: once one does not
-    fit, no older one is placed.
+    fit, no older one is placed. `layer_caps` (the policy's l0_chars … l5_chars) bound the
+    characters of a layer's items in both passes.
     """
+    layer_caps = layer_caps or {}
+    layer_used: dict[str, int] = {}
     chosen: list[Item] = []
     held_back: list[Item] = []
     dropped: list[Item] = []
     used: dict[str, int] = {}
 
     def try_add(item: Item) -> bool:
+        cap = layer_caps.get(item.layer)
+        if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
+            return False
         chosen.append(item)
         if len(render(chosen)) <= max_chars:
+            layer_used[item.layer] = layer_used.get(item.layer, 0) + len(item.text)
             return True
         chosen.pop()
         return False
@@ -326,7 +335,12 @@ def context_build(*, principal: Principal, request: ContextRequest) -> MemoryCon
     gathered = _Gathered()
     if budget.enabled:
         gathered = _gather(principal, request, budget, session)
-    chosen, dropped = _fit(gathered.candidates, budget.max_chars)
+    candidates = [item for item in gathered.candidates if budget.layer_enabled(item.layer)
+                  and (item.section != "summary" or budget.summary_enabled)]
+    switched_off = [item for item in gathered.candidates if item not in candidates]
+    caps = {layer: budget.layer_chars(layer) for layer in LAYERS if budget.layer_chars(layer) is not None}
+    chosen, dropped = _fit(candidates, budget.max_chars, caps)
+    gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
         prefetch_related_objects([item.obj for item in chosen if item.kind == "node"], "source_links")
     except DatabaseError as error:

@@ -24,6 +24,7 @@ def explain_omission(reason: str, node_id: int) -> str:
         "low_confidence": "its confidence is below the minimum",
         "conflict_lost": "another memory with the same key takes precedence",
         "over_limit": "left out to stay within the budget",
+        "layer_disabled": "its layer is switched off by the budget policy",
     }.get(reason, reason)
 
 
