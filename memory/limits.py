@@ -62,3 +62,10 @@ PROFILE_CONSOLIDATE_AT = 8  # user-scope nodes created or changed since the last
 PROFILE_COOLDOWN_SECONDS = 600  # no automatic version within this long of the previous one
 PROFILE_SUMMARY_MAX = 1200  # characters of a version's summary (seed SUMMARY_BUDGET)
 PROFILE_LINE_MAX = 500  # characters of one node's line in the content
+
+# Feedback on a context call (POST /retrievals/{id}/feedback) and the KPIs over the hit ledger.
+FEEDBACK_NOTE_MAX = 1_000  # characters of the agent's note
+FEEDBACK_NODE_IDS_MAX = 200  # used_node_ids per report (a context call injects far fewer)
+KPI_RANGE_DAYS_MAX = 92  # since..until, both included
+KPI_DEFAULT_DAYS = 7  # without since: the last 7 days up to until (default today, UTC)
+KPI_LATENCY_ROWS_PER_DAY = 20_000  # context calls of one day read for latency percentiles (the day's first)
