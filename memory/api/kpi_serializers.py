@@ -1,0 +1,42 @@
+"""Request and response shapes of feedback on a context call (R-CTX)."""
+
+from rest_framework import serializers
+
+from memory import limits
+from memory.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField
+from memory.api.serializers import StrictSerializer
+
+
+class FeedbackInSerializer(StrictSerializer):
+    used_node_ids = serializers.ListField(
+        child=StrictIntegerField(min_value=1), max_length=limits.FEEDBACK_NODE_IDS_MAX,
+        help_text="the injected memories (node ids) the answer used; [] for none",
+    )
+    helpful = StrictBooleanField(required=False, allow_null=True, default=None,
+                                 help_text="whether the injected memory helped the answer")
+    note = StrictCharField(required=False, allow_blank=True, default="", trim_whitespace=False,
+                           max_length=limits.FEEDBACK_NOTE_MAX)
+
+
+class FeedbackOutSerializer(serializers.Serializer):
+    retrieval_id = serializers.IntegerField()
+    used_node_ids = serializers.ListField(child=serializers.IntegerField())
+    injected_node_ids = serializers.ListField(child=serializers.IntegerField())
+    helpful = serializers.BooleanField(allow_null=True)
+    note = serializers.CharField()
+    actor = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+def feedback_output(feedback) -> dict:
+    return FeedbackOutSerializer({
+        "retrieval_id": feedback.retrieval_id,
+        "used_node_ids": feedback.used_node_ids,
+        "injected_node_ids": feedback.retrieval.used_node_ids,
+        "helpful": feedback.helpful,
+        "note": feedback.note,
+        "actor": feedback.actor,
+        "created_at": feedback.created_at,
+        "updated_at": feedback.updated_at,
+    }).data
