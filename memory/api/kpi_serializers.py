@@ -1,10 +1,10 @@
-"""Request and response shapes of feedback on a context call (R-CTX)."""
+"""Request and response shapes of feedback on a context call and of the KPIs (R-CTX, R-UI)."""
 
 from rest_framework import serializers
 
 from memory import limits
 from memory.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField
-from memory.api.serializers import StrictSerializer
+from memory.api.serializers import StrictSerializer, identity
 
 
 class FeedbackInSerializer(StrictSerializer):
@@ -40,3 +40,24 @@ def feedback_output(feedback) -> dict:
         "created_at": feedback.created_at,
         "updated_at": feedback.updated_at,
     }).data
+
+
+class KpiQuerySerializer(StrictSerializer):
+    since = serializers.DateField(required=False, input_formats=["%Y-%m-%d"], help_text="first day (UTC), YYYY-MM-DD")
+    until = serializers.DateField(required=False, input_formats=["%Y-%m-%d"],
+                                  help_text="last day (UTC), YYYY-MM-DD; default today")
+    workspace_id = identity()
+
+
+class KpiOutSerializer(serializers.Serializer):
+    """Documentation of the answer; figures as in memory.selectors.kpis."""
+
+    team = serializers.CharField()
+    workspace_id = serializers.CharField()
+    since = serializers.DateField()
+    until = serializers.DateField()
+    days_basis = serializers.CharField()
+    latency_rows_per_day = serializers.IntegerField()
+    totals = serializers.DictField(help_text="the figures for the whole range")
+    days = serializers.ListField(child=serializers.DictField(), help_text="{date, …the same figures} per day")
+    nodes = serializers.DictField(help_text="the store now: total, by_type, by_scope, by_status")

@@ -21,6 +21,7 @@ urlpatterns = [
     path("memory/forget", gv.MemoryForgetView.as_view(), name="api-memory-forget"),
     path("memory/extractions", gv.ExtractionsView.as_view(), name="api-memory-extractions"),
     path("tools", gv.ToolsView.as_view(), name="api-tools"),
+    path("kpis", kpi_views.KpisView.as_view(), name="api-kpis"),
     path("capture/stats", capture_views.CaptureStatsView.as_view(), name="api-capture-stats"),
     path("nodes", views.NodeListView.as_view(), name="api-nodes"),
     path("nodes/<id:node_id>", gv.NodeView.as_view(), name="api-node"),
