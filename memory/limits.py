@@ -79,3 +79,10 @@ WORKING_KEYS_MAX = 50  # keys of references, and of slots, each
 WORKING_KEY_MAX = 64  # characters of one key of references or slots
 WORKING_VALUE_JSON_MAX = 2_000  # serialized characters of one value of references or slots
 WORKING_VALUE_DEPTH_MAX = 4  # nesting of one value: 0 for a string or number, 1 for ["a"], 2 for [{"a": 1}] …
+
+# Feedback on a context call (POST /retrievals/{id}/feedback) and the KPIs over the hit ledger.
+FEEDBACK_NOTE_MAX = 1_000  # characters of the agent's note
+FEEDBACK_NODE_IDS_MAX = 200  # used_node_ids per report (a context call injects far fewer)
+KPI_RANGE_DAYS_MAX = 92  # since..until, both included
+KPI_DEFAULT_DAYS = 7  # without since: the last 7 days up to until (default today, UTC)
+KPI_LATENCY_ROWS_PER_DAY = 20_000  # context calls of one day read for latency percentiles (the day's first)

@@ -326,7 +326,11 @@ class Retrieval(models.Model):
     objects = TeamScopedManager()
 
     class Meta:
-        indexes = [models.Index(fields=["team", "created_at"], name="retrieval_team_created_idx")]
+        indexes = [
+            models.Index(fields=["team", "created_at"], name="retrieval_team_created_idx"),
+            # The KPIs of one workspace read its calls of a date range (memory.selectors.kpis).
+            models.Index(fields=["team", "workspace_id", "created_at"], name="retrieval_ws_created_idx"),
+        ]
 
 
 class IdempotencyRecord(models.Model):
@@ -364,6 +368,7 @@ class IdempotencyRecord(models.Model):
 
 
 from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F401 - registers the model
+from memory.kpi_models import OutcomeSource, ProposalOutcome, RetrievalFeedback  # noqa: E402,F401 - registers the models
 from memory.policy_models import BudgetPolicy  # noqa: E402,F401 - registers the model
 from memory.profile_models import ProfileGenerator, ProfileReason, UserProfile, UserProfileVersion  # noqa: E402,F401 - registers the models
 from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule  # noqa: E402,F401 - registers the models

@@ -446,3 +446,4 @@ class RetrievalOutSerializer(serializers.Serializer):
     store_status = serializers.CharField()
     warnings = serializers.ListField(child=serializers.CharField())
     latency_ms = serializers.FloatField()
+    feedback = serializers.JSONField(allow_null=True, help_text="the agent's report on what its answer used, if any")

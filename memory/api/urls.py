@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from memory.api import capture_views, policy_views, sessions, views, working_views
+from memory.api import capture_views, kpi_views, policy_views, sessions, views, working_views
 from memory.api import governance_views as gv
 from memory.api import profile_views as pv
 
@@ -16,12 +16,15 @@ urlpatterns = [
     path("summaries/latest", views.SummaryLatestView.as_view(), name="api-summary-latest"),
     path("context", views.ContextView.as_view(), name="api-context"),
     path("retrievals/<id:retrieval_id>", views.RetrievalView.as_view(), name="api-retrieval"),
+    path("retrievals/<id:retrieval_id>/feedback", kpi_views.RetrievalFeedbackView.as_view(),
+         name="api-retrieval-feedback"),
     path("memory/search", views.MemorySearchView.as_view(), name="api-memory-search"),
     path("memory/get", views.MemoryGetView.as_view(), name="api-memory-get"),
     path("memory/propose", gv.MemoryProposeView.as_view(), name="api-memory-propose"),
     path("memory/forget", gv.MemoryForgetView.as_view(), name="api-memory-forget"),
     path("memory/extractions", gv.ExtractionsView.as_view(), name="api-memory-extractions"),
     path("tools", gv.ToolsView.as_view(), name="api-tools"),
+    path("kpis", kpi_views.KpisView.as_view(), name="api-kpis"),
     path("capture/stats", capture_views.CaptureStatsView.as_view(), name="api-capture-stats"),
     path("nodes", views.NodeListView.as_view(), name="api-nodes"),
     path("nodes/<id:node_id>", gv.NodeView.as_view(), name="api-node"),

@@ -15,12 +15,13 @@ from rest_framework.views import APIView
 from memory.api import serializers as s
 from memory.api.base import TeamAPIView, owner_of, session_ref
 from memory.api.errors import not_found_view
+from memory.api.kpi_serializers import feedback_output
 from memory.errors import NotFound
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_page
 from memory.selectors.nodes import node_audit_trail, node_chain, node_get, node_list, node_text_filter
 from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
-from memory.selectors.retrievals import retrieval_explain, retrieval_get
+from memory.selectors.retrievals import retrieval_explain, retrieval_feedback, retrieval_get
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
 from memory.services.messages import MessageInput, messages_append
@@ -201,6 +202,7 @@ class RetrievalView(TeamAPIView):
         principal = request.principal
         retrieval = retrieval_get(principal=principal, retrieval_id=retrieval_id)
         explained = retrieval_explain(principal=principal, retrieval=retrieval)
+        feedback = retrieval_feedback(retrieval=retrieval)
         return Response(
             {
                 "id": retrieval.pk,
@@ -221,6 +223,7 @@ class RetrievalView(TeamAPIView):
                 "store_status": retrieval.store_status,
                 "warnings": retrieval.warnings,
                 "latency_ms": retrieval.latency_ms,
+                "feedback": feedback_output(feedback) if feedback is not None else None,
             }
         )
 

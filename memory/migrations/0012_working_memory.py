@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_team_min_confidence'),
-        ('memory', '0010_budget_policy'),
+        ('memory', '0011_kpis'),
     ]
 
     operations = [

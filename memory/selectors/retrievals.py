@@ -5,6 +5,7 @@ from typing import Any
 
 from accounts.principal import Principal
 from memory.errors import NotFound
+from memory.kpi_models import RetrievalFeedback
 from memory.models import Node, Retrieval
 
 
@@ -15,6 +16,14 @@ def retrieval_get(*, principal: Principal, retrieval_id: int) -> Retrieval:
     if retrieval is None or not principal.can_read_workspace(retrieval.workspace_id):
         raise NotFound(f"no retrieval {retrieval_id}")
     return retrieval
+
+
+def retrieval_feedback(*, retrieval: Retrieval) -> RetrievalFeedback | None:
+    """The agent's report on what its answer used of this call (memory.services.feedback), or None."""
+    feedback = RetrievalFeedback.objects.filter(team=retrieval.team_id, retrieval=retrieval).first()
+    if feedback is not None:
+        feedback.retrieval = retrieval
+    return feedback
 
 
 def explain_omission(reason: str, node_id: int) -> str:

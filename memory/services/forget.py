@@ -30,7 +30,8 @@ hard (final; also for a soft-deleted session):
   as they are;
 - hit-ledger rows (Retrieval) of the session keep their sizes, layers, budget and node ids
   for the KPIs, but their query text becomes "[forgotten]", their message and summary ids
-  are cleared and the matched query terms dropped; ledger rows of the same end user's other
+  are cleared and the matched query terms dropped, and the note of an agent's feedback on
+  them becomes "[forgotten]" too; ledger rows of the same end user's other
   context calls forget the ids of the removed messages that episodic recall had injected;
 - the Session row itself is deleted, so the same ids afterwards start a new, empty session.
   What remains is the audit: `memory.session.hard_deleted` keeps the session's ids (external
@@ -59,6 +60,7 @@ from django.utils import timezone
 from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
+from memory.kpi_models import RetrievalFeedback
 from memory.models import Message, Node, NodeSource, NodeStatus, Retrieval, Scope, Session, Summary
 from memory.services.audit import audit_record, audit_redact_node
 from memory.services.idempotency import idempotency_forget_answers
@@ -238,6 +240,9 @@ def _redact_retrievals(principal: Principal, session: Session, message_ids: set[
         retrieval.summary_id = None
         retrieval.items = _forget_items(retrieval.items, None)
     Retrieval.objects.bulk_update(own, ["query", "message_ids", "summary_id", "items"], batch_size=500)
+    # The agent's note on a call may quote the conversation; the ids it reported used stay.
+    RetrievalFeedback.objects.filter(team=principal.team, retrieval__in=[retrieval.pk for retrieval in own]).exclude(
+        note="").update(note=FORGOTTEN)
     changed = len(own)
     if not session.user_id or not message_ids:
         return changed

@@ -17,6 +17,8 @@ A proposal passes, in order:
 A refusal is an answer, not an error: accepted=false with a reason code (REFUSALS). An
 accepted write may carry a reason too (ACCEPTED_REASONS). Malformed input raises
 InvalidInput (400), an unknown target NotFound (404), a target no longer active Conflict (409).
+Every answer, accepted or refused, is counted in the proposal-outcome ledger for the KPIs
+(memory.services.outcomes); a refusal writes nothing else.
 """
 
 import json
@@ -42,6 +44,7 @@ from memory.services.nodes import (
     supersede_input,
     validate_node_input,
 )
+from memory.services.outcomes import NOT_APPLIED, proposal_outcome_record
 from memory.services.schema import Normalized, Problem, schema_normalize
 from memory.services.upsert import node_upsert
 
@@ -302,11 +305,28 @@ def _supersede(principal: Principal, proposal: Proposal, target: Node) -> Propos
 
 
 def proposal_apply(*, principal: Principal, proposal: Proposal) -> ProposalResult:
-    """Validate a proposed memory write and apply it, or say why not (R-TOOLS; see module doc).
+    """Validate a proposed memory write and apply it, or say why not (R-TOOLS; see module doc),
+    and record the outcome for the KPIs (memory.services.outcomes).
 
     Returns ProposalResult; raises InvalidInput, NotFound, Conflict, AccessDenied (a workspace
-    outside the key's limit, before anything else).
+    outside the key's limit, before anything else), which leave no outcome.
     """
+    result = _proposal_apply(principal, proposal)
+    _record_outcome(principal, proposal, result)
+    return result
+
+
+def _record_outcome(principal: Principal, proposal: Proposal, result: ProposalResult, *,
+                    applied: bool = True) -> None:
+    accepted, reason = result.accepted, result.reason
+    if accepted and not applied:
+        accepted, reason = False, NOT_APPLIED
+    workspace_id = proposal.workspace_id or (result.node.workspace_id if result.node is not None else "")
+    proposal_outcome_record(principal=principal, operation=result.operation, accepted=accepted, reason=reason,
+                            workspace_id=workspace_id, user_id=proposal.user_id)
+
+
+def _proposal_apply(principal: Principal, proposal: Proposal) -> ProposalResult:
     if proposal.operation not in OPERATIONS:
         raise InvalidInput(f"unknown operation {proposal.operation!r}", fields={"operation": ["invalid choice"]})
     principal.check_workspace(proposal.workspace_id)
@@ -344,13 +364,15 @@ def extraction_apply(*, principal: Principal, proposals: list[Proposal]) -> tupl
     refused or needs confirmation, nothing is written: applied is False and the accepted
     results lose their node. Malformed input raises InvalidInput with field paths
     `operations[i].…`; NotFound, Conflict and AccessDenied name the operation in the message.
+    Each proposal's outcome is recorded once the batch is decided; a proposal accepted on its
+    own in a batch that was not applied counts as refused with NOT_APPLIED.
     """
     results: list[ProposalResult] = []
     try:
         with transaction.atomic():
             for index, proposal in enumerate(proposals):
                 try:
-                    results.append(proposal_apply(principal=principal, proposal=proposal))
+                    results.append(_proposal_apply(principal, proposal))
                 except MemoryError as error:
                     fields = {f"operations[{index}].{name}": problems for name, problems in (error.fields or {}).items()}
                     raise type(error)(f"operations[{index}]: {error.message}", fields=fields or None) from None
@@ -359,9 +381,13 @@ def extraction_apply(*, principal: Principal, proposals: list[Proposal]) -> tupl
             if not all(result.accepted for result in results):
                 raise _NotApplied
     except _NotApplied:
-        for result in results:
+        # Outcomes are recorded after the rollback, so that the refusals are counted.
+        for proposal, result in zip(proposals, results, strict=True):
+            _record_outcome(principal, proposal, result, applied=False)
             if result.accepted:
                 result.node = None
                 result.message = f"not applied: {result.message}"
         return False, results
+    for proposal, result in zip(proposals, results, strict=True):
+        _record_outcome(principal, proposal, result)
     return True, results

@@ -68,3 +68,20 @@ def test_replaying_the_demo_twice_leaves_one_active_value_per_key(team):
     call_command("replay", str(DEMO), team=team.slug, quiet=True, stdout=StringIO())
     for key in ("limit_ingredient", "flavor_profile"):
         assert Node.objects.filter(team=team, key=key, status=NodeStatus.ACTIVE).count() == 1
+
+
+def test_the_kpis_show_the_replayed_demo(team):
+    from datetime import UTC, datetime
+
+    from memory.selectors.kpis import kpis
+
+    call_command("replay", str(DEMO), team=team.slug, quiet=True, stdout=StringIO())
+    today = datetime.now(UTC).date()
+    totals = kpis(team=team, workspace_id="home", since=today, until=today)["totals"]
+    calls = Retrieval.objects.filter(team=team).count()
+    assert totals["context_calls"] == calls > 0
+    # The demo's memories are the user's preferences, which L2 already injects (L5 leaves out
+    # what the standing layers show), so its hit rate may well be 0.
+    assert 0 <= totals["hit_rate"] <= 1
+    assert totals["proposals"]["api"]["accepted"] > 0
+    assert totals["latency_ms"]["rows"] == calls and totals["latency_ms"]["p95"] >= totals["latency_ms"]["p50"]

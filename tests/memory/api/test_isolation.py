@@ -60,6 +60,9 @@ def requests_for(world, retrieval_id):
         "api-summary-latest": [("get", reverse("api-summary-latest"), {**CTX})],
         "api-context": [("post", reverse("api-context"), {**CTX, "query": "香菜 secret"})],
         "api-retrieval": [("get", reverse("api-retrieval", args=[retrieval_id]), None)],
+        "api-retrieval-feedback": [("post", reverse("api-retrieval-feedback", args=[retrieval_id]),
+                                    {"used_node_ids": []})],
+        "api-kpis": [("get", reverse("api-kpis"), None), ("get", reverse("api-kpis"), {"workspace_id": "w1"})],
         "api-memory-search": [("post", reverse("api-memory-search"), {**CTX, "query_text": "secret 香菜"})],
         "api-memory-get": [("post", reverse("api-memory-get"), {"id": node_id})],
         "api-memory-propose": [("post", reverse("api-memory-propose"),
@@ -135,11 +138,12 @@ def test_a_revoked_key_gets_401(team, world):
 def test_a_key_limited_to_another_workspace_is_refused(team, world):
     client = key_client(agent_key_create(team=team, name="w2 only", workspace_ids=["w2"])[1])
     for name in ("api-messages", "api-summaries", "api-summary-latest", "api-context", "api-memory-search",
-                 "api-session-working-memory", "api-policies", "api-policy-workspace"):
+                 "api-session-working-memory", "api-policies", "api-policy-workspace",
+                 "api-kpis"):
         for method, url, body in requests_for(world, 1)[name]:
             response = send(client, method, url, body)
             assert response.status_code == 403, (name, response.status_code)
-    for name in ("api-node", "api-node-history", "api-memory-get"):
+    for name in ("api-node", "api-node-history", "api-memory-get", "api-retrieval-feedback"):
         method, url, body = requests_for(world, 1)[name][0]
         assert send(client, method, url, body).status_code == 404, name
     listing = client.get(reverse("api-nodes"), {"q": "secret"})
