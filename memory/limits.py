@@ -86,3 +86,6 @@ FEEDBACK_NODE_IDS_MAX = 200  # used_node_ids per report (a context call injects 
 KPI_RANGE_DAYS_MAX = 92  # since..until, both included
 KPI_DEFAULT_DAYS = 7  # without since: the last 7 days up to until (default today, UTC)
 KPI_LATENCY_ROWS_PER_DAY = 20_000  # context calls of one day read for latency percentiles (the day's first)
+
+SIMULATION_CALLS_DEFAULT = 100  # recorded context calls a policy simulation rebuilds by default
+SIMULATION_CALLS_MAX = 500

@@ -8,7 +8,7 @@ settings sent. In both, null clears a setting back to inherit. Reading needs the
 team admin (admin login or admin key).
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
@@ -16,10 +16,11 @@ from rest_framework.response import Response
 from accounts.principal import Principal
 from memory import limits
 from memory.api.base import TeamAPIView
-from memory.api.fields import StrictBooleanField, StrictFloatField, StrictIntegerField
+from memory.api.fields import IdentityField, StrictBooleanField, StrictFloatField, StrictIntegerField
 from memory.api.serializers import StrictSerializer
 from memory.policy_models import POLICY_FIELDS
 from memory.selectors.budget import budget_resolve
+from memory.selectors.simulation import policy_simulate
 from memory.services.policies import policy_get, policy_set, range_message
 
 
@@ -144,3 +145,32 @@ class WorkspacePolicyView(_PolicyView):
                    description="Change the settings sent (team admins); null clears one back to inherit.")
     def patch(self, request, workspace_id: str):
         return self._write(request, workspace_id, replace=False)
+
+
+class SimulateInSerializer(StrictSerializer):
+    workspace_id = IdentityField(required=False, help_text="simulate this workspace's policy; absent: the team's")
+    changes = PolicyInSerializer(help_text="the draft: settings to change (null clears one), as for PATCH")
+    last = StrictIntegerField(required=False, min_value=1, max_value=limits.SIMULATION_CALLS_MAX,
+                              default=limits.SIMULATION_CALLS_DEFAULT, help_text="recorded context calls to rebuild")
+
+
+class PolicySimulationView(TeamAPIView):
+    """Rebuild recorded context calls under a draft policy before saving it (team admins)."""
+
+    required_right = "admin"
+    replays = False  # it writes nothing
+
+    @extend_schema(operation_id="policies_simulate", request=SimulateInSerializer,
+                   responses={200: inline_serializer("PolicySimulation", {
+                       "level": serializers.CharField(), "workspace_id": serializers.CharField(),
+                       "draft": serializers.DictField(), "calls": serializers.IntegerField(),
+                       "before": serializers.DictField(), "after": serializers.DictField(),
+                       "per_call": serializers.ListField(child=serializers.DictField()),
+                   })},
+                   description="The last recorded context calls (same store, same queries) under the policy in "
+                               "force and under the draft: hit rate, injected characters, memories per call, "
+                               "omitted by reason, and per call what the draft adds or removes. Writes nothing.")
+    def post(self, request):
+        data = self.body(SimulateInSerializer)
+        return Response(policy_simulate(principal=request.principal, workspace_id=data.get("workspace_id", ""),
+                                        changes=dict(data["changes"]), last=data["last"]))

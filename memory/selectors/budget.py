@@ -134,22 +134,25 @@ def _ask_less(name: str, asked: Any, values: dict[str, Any], sources: dict[str, 
 
 
 def budget_resolve(requested: dict[str, Any] | None = None, *, team: Team | None = None,
-                   workspace_id: str = "") -> Budget:
+                   workspace_id: str = "", draft: tuple[str, dict[str, Any]] | None = None) -> Budget:
     """The effective budget for a request that asks for `requested` (already type-checked;
     keys are Budget field names, None or absent = no wish).
 
     Without `team` only the default, the environment and the request count (tests and
     tools). With it, the team's policy and then `workspace_id`'s policy override the
     process default, field by field (None inherits). A request above the policy is held
-    to it (with a warning), never an error.
+    to it (with a warning), never an error. `draft` = (level, settings) replaces that level's
+    stored settings ("team", or "workspace" for `workspace_id`), as if it were saved: what a
+    policy simulation computes.
     """
     values, sources = _process_default()
     if team is not None:
         for level, row in zip(("team", "workspace"), policy_rows(team=team, workspace_id=workspace_id), strict=True):
-            if row is None:
-                continue
+            stored = {name: getattr(row, name) for name in POLICY_FIELDS} if row is not None else {}
+            if draft is not None and draft[0] == level:
+                stored = dict(draft[1])
             for name in POLICY_FIELDS:
-                value = getattr(row, name)
+                value = stored.get(name)
                 if value is not None:
                     values[name], sources[name] = value, level
     warnings: list[str] = []

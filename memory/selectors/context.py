@@ -321,15 +321,18 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     return chosen, dropped
 
 
-def context_build(*, principal: Principal, request: ContextRequest) -> MemoryContext:
+def context_build(*, principal: Principal, request: ContextRequest, budget: Budget | None = None,
+                  record: bool = True) -> MemoryContext:
     """Build, render and record the memory context for one model call (R-CTX).
 
     Returns a MemoryContext whose `block` is at most `budget.max_chars` characters and whose
-    `retrieval_id` names the hit-ledger row. Raises AccessDenied for a workspace outside a
+    `retrieval_id` names the hit-ledger row. `budget` replaces the resolved one and
+    `record=False` writes no ledger row (both for policy simulation). Raises AccessDenied for a workspace outside a
     key's limit and InvalidInput for bad ids; never fails because a search part failed.
     """
     started = time.perf_counter()
-    budget = budget_resolve(request.budget, team=principal.team, workspace_id=request.owner.workspace_id)
+    if budget is None:
+        budget = budget_resolve(request.budget, team=principal.team, workspace_id=request.owner.workspace_id)
     principal.check_workspace(request.owner.workspace_id)
     session = owner_session(principal=principal, owner=request.owner)
     gathered = _Gathered()
@@ -377,7 +380,8 @@ def context_build(*, principal: Principal, request: ContextRequest) -> MemoryCon
         },
     )
     context.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    context.retrieval_id = _record(principal, request, session, context)
+    if record:
+        context.retrieval_id = _record(principal, request, session, context)
     return context
 
 
