@@ -89,3 +89,5 @@ KPI_LATENCY_ROWS_PER_DAY = 20_000  # context calls of one day read for latency p
 
 SIMULATION_CALLS_DEFAULT = 100  # recorded context calls a policy simulation rebuilds by default
 SIMULATION_CALLS_MAX = 500
+
+INSTRUCTIONS_MAX = 2_000  # characters of a team's or a workspace's pinned instructions (L0)

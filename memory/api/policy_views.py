@@ -16,12 +16,21 @@ from rest_framework.response import Response
 from accounts.principal import Principal
 from memory import limits
 from memory.api.base import TeamAPIView
-from memory.api.fields import IdentityField, StrictBooleanField, StrictFloatField, StrictIntegerField
+from memory.api.fields import (
+    IdentityField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+)
 from memory.api.serializers import StrictSerializer
+from memory.instruction_models import PinnedInstructions
 from memory.policy_models import POLICY_FIELDS
 from memory.selectors.budget import budget_resolve
 from memory.selectors.simulation import policy_simulate
+from memory.services.instructions import instructions_set
 from memory.services.policies import policy_get, policy_set, range_message
+from memory.validation import clean_identity
 
 
 def switch(help_text: str) -> StrictBooleanField:
@@ -174,3 +183,50 @@ class PolicySimulationView(TeamAPIView):
         data = self.body(SimulateInSerializer)
         return Response(policy_simulate(principal=request.principal, workspace_id=data.get("workspace_id", ""),
                                         changes=dict(data["changes"]), last=data["last"]))
+
+
+class InstructionsInSerializer(StrictSerializer):
+    text = StrictCharField(max_length=limits.INSTRUCTIONS_MAX, allow_blank=True, trim_whitespace=False,
+                           help_text="pinned for every context call (L0); empty removes the pin")
+
+
+class InstructionsOutSerializer(serializers.Serializer):
+    workspace_id = serializers.CharField()
+    text = serializers.CharField(allow_blank=True)
+    updated_at = serializers.DateTimeField(allow_null=True)
+    updated_by = serializers.CharField(allow_blank=True)
+
+
+def instructions_output(row, workspace_id: str) -> dict:
+    return {"workspace_id": workspace_id, "text": row.text if row else "",
+            "updated_at": row.updated_at if row else None, "updated_by": row.updated_by if row else ""}
+
+
+class InstructionsView(TeamAPIView):
+    """L0 pinned instructions of the team (no workspace_id) or of one workspace."""
+
+    @property
+    def required_right(self) -> str:  # type: ignore[override]
+        return "read" if self.request.method in SAFE_METHODS else "admin"
+
+    def _workspace(self, request) -> str:
+        workspace_id = clean_identity(request.query_params.get("workspace_id", ""), field="workspace_id")
+        request.principal.check_workspace(workspace_id)
+        return workspace_id
+
+    @extend_schema(operation_id="instructions_get", parameters=[
+        OpenApiParameter("workspace_id", str, required=False, description="a workspace's; absent: the team's")],
+        responses={200: InstructionsOutSerializer})
+    def get(self, request):
+        workspace_id = self._workspace(request)
+        row = PinnedInstructions.objects.filter(team=request.principal.team, workspace_id=workspace_id).first()
+        return Response(instructions_output(row, workspace_id))
+
+    @extend_schema(operation_id="instructions_set", parameters=[
+        OpenApiParameter("workspace_id", str, required=False, description="a workspace's; absent: the team's")],
+        request=InstructionsInSerializer, responses={200: InstructionsOutSerializer})
+    def put(self, request):
+        workspace_id = self._workspace(request)
+        data = self.body(InstructionsInSerializer)
+        row = instructions_set(principal=request.principal, workspace_id=workspace_id, text=data["text"])
+        return Response(instructions_output(row, workspace_id))

@@ -35,6 +35,7 @@ urlpatterns = [
     path("profiles/<path:user_id>/rollback", pv.ProfileRollbackView.as_view(), name="api-profile-rollback"),
     path("profiles/<path:user_id>", pv.ProfileView.as_view(), name="api-profile"),
     path("policies", policy_views.TeamPolicyView.as_view(), name="api-policies"),
+    path("instructions", policy_views.InstructionsView.as_view(), name="api-instructions"),
     path("policies/simulate", policy_views.PolicySimulationView.as_view(), name="api-policy-simulate"),
     # `path`: a workspace id may contain "/".
     path("policies/workspaces/<path:workspace_id>", policy_views.WorkspacePolicyView.as_view(),

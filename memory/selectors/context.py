@@ -3,6 +3,7 @@ seed 004 L0–L5 and §10 前置注入; R-CTX).
 
 Sections of the rendered block, in display order, with the layer each belongs to
 (memory.selectors.context_items.SECTIONS):
+  L0 [Instructions]               the team's and the workspace's pinned instructions (admins)
   L1 [Workspace and team memory]  active workspace and global constraints, decisions, facts
   L2 [User preferences]           the end user's active preferences and constraints
   L2 [User profile]               the summary of the user's profile document (seed 004)
@@ -20,7 +21,7 @@ L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlie
 with the same text as a recent or better-ranked one is shown once.
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
-Items are placed in priority order — L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
+Items are placed in priority order — L0, L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
 then into whatever room is left; what does not fit is left out and counted in diagnostics
 (nodes also as `over_limit`). An item is never cut: it fits whole or is left out. Recent
@@ -44,6 +45,7 @@ from django.db.models import Q, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
+from memory.instruction_models import PinnedInstructions
 from memory.models import Message, Node, NodeStatus, Retrieval, Scope, Session, Summary
 from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
@@ -54,6 +56,7 @@ from memory.selectors.context_items import (
     SECTIONS,
     Item,
     correction_item,
+    instructions_items,
     message_item,
     node_item,
     one_line,
@@ -139,6 +142,12 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         long_term = _long_term(principal, owner, session)
     except DatabaseError as error:
         gathered.fail("user profile and corrections", error)
+    foundation: list[Item] = []
+    try:
+        pinned = PinnedInstructions.objects.filter(team=principal.team, workspace_id__in=sorted({"", owner.workspace_id}))
+        foundation = instructions_items(sorted(pinned, key=lambda row: row.workspace_id))
+    except DatabaseError as error:
+        gathered.fail("pinned instructions", error)
     working: list[Item] = []
     try:
         memory = working_memory_for_context(session=session)
@@ -210,7 +219,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
     # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2}
     priority.update(profile=3, corrections=4)
-    gathered.candidates = working + sorted(defaults, key=lambda item: priority[item.section])
+    gathered.candidates = foundation + working + sorted(defaults, key=lambda item: priority[item.section])
     if summary is not None:
         gathered.candidates.append(Item("summary", "summary", summary, one_line(summary.summary), "summary"))
     gathered.candidates += hits

@@ -11,6 +11,7 @@ from memory.search.text import normalize
 MESSAGE_EXCERPT_CHARS = 280
 
 SECTIONS = {  # display order
+    "instructions": ("L0", "[Instructions]"),
     "workspace": ("L1", "[Workspace and team memory]"),
     "user_preferences": ("L2", "[User preferences]"),
     "profile": ("L2", "[User profile]"),
@@ -22,9 +23,10 @@ SECTIONS = {  # display order
     "relevant": ("L5", "[Relevant memories]"),
     "earlier_messages": ("L5", "[Earlier messages]"),
 }
-LAYERS = ("L1", "L2", "L3", "L4", "L5")
+LAYERS = ("L0", "L1", "L2", "L3", "L4", "L5")
 # Share of max_chars each section may fill before every section has had its turn (see _fit).
 SECTION_SHARES = {
+    "instructions": 0.25,
     "session": 0.25,
     "working": 0.2,
     "workspace": 0.2,
@@ -161,3 +163,8 @@ def working_items(session_pk: int, memory: dict[str, Any]) -> list[Item]:
     if memory.get("scratchpad"):
         lines.append(f"- notes: {one_line(memory['scratchpad'])}")
     return [Item("working", "working", ref, line, "working_memory") for line in lines]
+
+
+def instructions_items(rows: list[Any]) -> list[Item]:
+    """L0: the team's pinned instructions, then the workspace's (seed 004 L0 基础层)."""
+    return [Item("instructions", "instructions", row, one_line(row.text), "pinned_instructions") for row in rows]
