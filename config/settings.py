@@ -207,6 +207,7 @@ LOGGING = {
     "loggers": {
         # Django's own loggers print once, through this console handler only.
         "django": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO"), "propagate": False},
+        "celery": {"handlers": ["console"], "level": "WARNING", "propagate": False},  # one line per task otherwise
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},  # the replay command's requests would drown its output
     },

@@ -4,9 +4,11 @@ and on the embedded setup; with a broker, the jobs go to the workers."""
 
 from django.core.management.base import BaseCommand
 from django.utils import timezone
+from django_scopes import scopes_disabled
 
 from config.celery import app as celery_app
 from memory.capture.jobs import jobs_sweep
+from memory.capture_models import CaptureJob, JobStatus
 
 
 class Command(BaseCommand):
@@ -17,6 +19,8 @@ class Command(BaseCommand):
                             help="only sessions quiet at least this long (default 0: all)")
 
     def handle(self, *args, **options):
+        with scopes_disabled():
+            done_before = CaptureJob.objects.filter(status=JobStatus.DONE).count()
         total = {"created": 0, "due": 0, "queued": 0}
         for _ in range(1000):  # in-process, each pass finishes its jobs; with a broker, one pass hands them over
             counts = jobs_sweep(now=timezone.now(), idle_seconds=options["idle_seconds"], limit=500)
@@ -24,5 +28,8 @@ class Command(BaseCommand):
                 total[name] += value
             if not celery_app.conf.task_always_eager or (counts["due"] == 0 and counts["created"] == 0):
                 break
-        where = "run in-process" if celery_app.conf.task_always_eager else "handed to the workers"
-        self.stdout.write(f"capture: {total['created']} jobs recorded, {total['queued']} {where}")
+        with scopes_disabled():
+            done = CaptureJob.objects.filter(status=JobStatus.DONE).count() - done_before
+            pending = CaptureJob.objects.filter(status=JobStatus.PENDING).count()
+        where = "in-process" if celery_app.conf.task_always_eager else "by the workers so far"
+        self.stdout.write(f"capture: {total['created']} jobs recorded, {done} done {where}, {pending} pending")
