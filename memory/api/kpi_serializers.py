@@ -5,6 +5,7 @@ from rest_framework import serializers
 from memory import limits
 from memory.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField
 from memory.api.serializers import StrictSerializer, identity
+from memory.limits import DATETIME_YEARS
 
 
 class FeedbackInSerializer(StrictSerializer):
@@ -47,6 +48,13 @@ class KpiQuerySerializer(StrictSerializer):
     until = serializers.DateField(required=False, input_formats=["%Y-%m-%d"],
                                   help_text="last day (UTC), YYYY-MM-DD; default today")
     workspace_id = identity()
+
+    def validate(self, attrs):
+        for name in ("since", "until"):
+            day = attrs.get(name)
+            if day is not None and not DATETIME_YEARS[0] <= day.year <= DATETIME_YEARS[1] - 1:
+                raise serializers.ValidationError({name: [f"a year from {DATETIME_YEARS[0]} to {DATETIME_YEARS[1] - 1}"]})
+        return attrs
 
 
 class KpiOutSerializer(serializers.Serializer):

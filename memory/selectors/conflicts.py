@@ -6,7 +6,7 @@ owners — a session's temporary value and the user's standing one, say. The fir
 seed's order wins (narrower scope, unexpired, stated over inferred, temporary constraint over
 long-term preference, newer, higher confidence, higher importance); the others are left out
 as `conflict_lost`. Within one owner the database already allows one active node per slot.
-Nodes below the team's minimum confidence are left out as `low_confidence`.
+Nodes below the budget's minimum confidence are left out as `low_confidence`.
 """
 
 from collections.abc import Iterable
@@ -61,8 +61,7 @@ def conflict_losers(
     return losers
 
 
-def below_confidence(principal: Principal, nodes: Iterable[Node], floor: float = 0.0) -> set[int]:
-    """Ids of `nodes` under the minimum confidence: the team's (Team.min_confidence) or `floor`
-    (a workspace policy's or the request's), whichever is higher."""
-    floor = max(principal.team.min_confidence, floor)
+def below_confidence(nodes: Iterable[Node], floor: float) -> set[int]:
+    """Ids of `nodes` under `floor`, the minimum confidence of the budget in force (policy
+    precedence in memory.selectors.budget: team < workspace < request)."""
     return {node.pk for node in nodes if node.confidence < floor} if floor > 0 else set()

@@ -182,6 +182,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                     query_text=request.query,
                     limit=budget.top_n,
                     min_confidence=budget.min_confidence,
+                    policy_floor=False,
                     exclude_ids=frozenset(listed),
                 ),
             )
@@ -254,7 +255,7 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None) -> l
 
 def _resolve_conflicts(principal: Principal, request: ContextRequest, session: Session | None, defaults: list[Item],
                        hits: list[Item], gathered: _Gathered, floor: float) -> tuple[list[Item], list[Item]]:
-    """Leave out nodes that lose a conflict or fall below the team's minimum confidence."""
+    """Leave out nodes that lose a conflict or fall below the budget's minimum confidence."""
     nodes = [item.obj for item in defaults + hits if item.kind == "node"]
     try:
         losers = conflict_losers(principal=principal, nodes=nodes, owner=request.owner, session=session,
@@ -262,7 +263,7 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     except DatabaseError as error:
         gathered.fail("conflict resolution", error)
         losers = {}
-    weak = below_confidence(principal, nodes, floor)
+    weak = below_confidence(nodes, floor)
     gathered.omitted += [Omission(pk, "conflict_lost") for pk in losers]
     gathered.omitted += [Omission(pk, "low_confidence") for pk in sorted(weak - set(losers))]
     left_out = set(losers) | weak
@@ -406,7 +407,7 @@ def _record(principal: Principal, request: ContextRequest, session: Session | No
             user_id=request.owner.user_id,
             query=request.query,
             domain=request.domain,
-            policy=context.budget.as_dict(),
+            policy={**context.budget.as_dict(), "requested": dict(request.budget or {})},
             items=[item.ref for item in context.items],
             omitted=[{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
             used_node_ids=context.used_memory_ids,

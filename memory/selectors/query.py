@@ -22,6 +22,7 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
 from memory.search.text import query_tokens
+from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
@@ -64,6 +65,9 @@ class MemoryQuery:
     query_text: str = ""
     include_expired: bool = False
     min_confidence: float = 0.0
+    # Raise min_confidence to the budget policy's floor for the owner's workspace (search).
+    # The context passes its resolved budget's value instead, already the policy's or a draft's.
+    policy_floor: bool = True
     limit: int = limits.QUERY_LIMIT_DEFAULT
     exclude_ids: frozenset[int] = frozenset()  # nodes the caller already has; not returned, not reported
 
@@ -231,8 +235,10 @@ def memory_query(
     InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
     """
     _validate(query)
-    if principal.team.min_confidence > query.min_confidence:
-        query = replace(query, min_confidence=principal.team.min_confidence)
+    if query.policy_floor:
+        floor = budget_resolve(team=principal.team, workspace_id=query.owner.workspace_id).min_confidence
+        if floor > query.min_confidence:
+            query = replace(query, min_confidence=floor)
     if query.key:
         key, value = schema_terms(team=principal.team, domain=query.domain, key=query.key, value=query.value_json,
                                   has_value=query.has_value)

@@ -38,8 +38,13 @@ def _outcome(context: MemoryContext) -> CallOutcome:
 
 
 def _asked(row: Retrieval) -> dict[str, Any]:
-    """What the recorded request asked for itself (the settings whose source was the request)."""
-    return {name: entry["value"] for name, entry in (row.policy or {}).items()
+    """What the recorded request asked for itself: the ledger keeps it under "requested" (also
+    what a policy held back); older rows only show the settings whose source was the request."""
+    policy = row.policy or {}
+    requested = policy.get("requested")
+    if isinstance(requested, dict):
+        return {name: value for name, value in requested.items() if name in POLICY_FIELDS and value is not None}
+    return {name: entry["value"] for name, entry in policy.items()
             if isinstance(entry, dict) and entry.get("source") == "request" and name in POLICY_FIELDS}
 
 

@@ -83,3 +83,10 @@ def test_read_only_keys_and_viewers_may_read_them(readonly_agent_client, client,
 def test_the_operation_is_documented_as_kpis_get(client):
     schema = client.get(reverse("api-schema"), HTTP_ACCEPT="application/json").content.decode()
     assert '"kpis_get"' in schema and '"retrievals_feedback"' in schema
+
+
+@pytest.mark.parametrize("params", [{"until": "9999-12-31"}, {"since": "9999-12-30", "until": "9999-12-31"},
+                                    {"since": "0001-01-01"}])
+def test_dates_at_the_edge_of_the_calendar_are_400(agent_client, params):
+    response = agent_client.get("/api/v1/kpis", params)
+    assert response.status_code == 400, response.content

@@ -68,3 +68,29 @@ def test_bad_drafts_are_400(admin_client, body, field):
 def test_only_team_admins_may_simulate(agent_client, other_agent_client, traffic):
     assert agent_client.post(URL, {"changes": {}}, format="json").status_code == 403
     assert other_agent_client.post(URL, {"changes": {}}, format="json").status_code == 403
+
+
+def test_a_requests_own_wish_is_replayed_even_where_the_policy_held_it_back(admin_client, agent_client, principal):
+    append(principal, "planning the launch", **CTX)
+    for index in range(8):
+        make_node(principal, user_id="u1", type="fact", key=f"l{index}", title=f"launch note {index}")
+    admin_client.patch("/api/v1/policies/workspaces/w1", {"top_n": 2}, format="json")
+    agent_client.post("/api/v1/context", {**CTX, "query": "launch", "budget": {"top_n": 5}}, format="json")
+    simulated = admin_client.post(URL, {"workspace_id": "w1", "changes": {"top_n": 10}, "last": 1},
+                                  format="json").json()
+    admin_client.patch("/api/v1/policies/workspaces/w1", {"top_n": 10}, format="json")
+    live = agent_client.post("/api/v1/context", {**CTX, "query": "launch", "budget": {"top_n": 5}},
+                             format="json").json()
+    assert simulated["per_call"][0]["after"]["memories"] == len(live["used_memory_ids"])
+    assert simulated["per_call"][0]["after"]["chars"] == len(live["block"])
+
+
+def test_lowering_the_teams_minimum_confidence_is_simulated(admin_client, agent_client, principal):
+    append(principal, "hello", **CTX)
+    make_node(principal, user_id="u1", type="fact", key="weak", title="launch weak guess", confidence=0.2)
+    admin_client.patch("/api/v1/policies", {"min_confidence": 0.5}, format="json")
+    agent_client.post("/api/v1/context", {**CTX, "query": "launch"}, format="json")
+    body = admin_client.post(URL, {"changes": {"min_confidence": None}, "last": 1}, format="json").json()
+    assert body["before"]["omitted_by_reason"].get("low_confidence") == 1
+    assert body["after"]["omitted_by_reason"].get("low_confidence") is None
+    assert body["per_call"][0]["after"]["memories"] == body["per_call"][0]["before"]["memories"] + 1

@@ -249,11 +249,12 @@ def test_the_seed_example_constraint_and_preference_both_come_back_constraint_fi
     assert {likes.pk, today.pk} <= set(context.used_memory_ids)
 
 
-def test_nodes_below_the_teams_minimum_confidence_are_left_out(principal, cooking):
+def test_nodes_below_the_teams_minimum_confidence_are_left_out(principal, admin_principal, cooking):
+    from memory.services.policies import policy_set
+
     avoid, flavor = cooking
     type(avoid).objects.filter(pk=avoid.pk).update(confidence=0.3)
-    principal.team.min_confidence = 0.5
-    principal.team.save(update_fields=["min_confidence"])
+    policy_set(principal=admin_principal, changes={"min_confidence": 0.5})
     context = build(principal, "香菜")
     assert avoid.pk not in context.used_memory_ids
     assert (avoid.pk, "low_confidence") in {(item.node_id, item.reason) for item in context.omitted}
@@ -292,3 +293,16 @@ def test_l4_shows_the_sessions_working_memory_line_by_line(principal, cooking):
     small = build(principal, "今晚吃什么", budget={"max_chars": 120})
     assert "- goal: 今晚做一道不辣的菜" in small.block  # filled first: the goal outlives the rest
     assert context.chars_by_layer["L4"] >= sum(len(item.text) for item in context.items if item.section == "working")
+
+
+def test_a_workspace_may_lower_the_teams_minimum_confidence_and_the_reported_value_is_applied(
+        principal, admin_principal, cooking):
+    from memory.services.policies import policy_set
+
+    avoid, flavor = cooking
+    type(avoid).objects.filter(pk=avoid.pk).update(confidence=0.3)
+    policy_set(principal=admin_principal, changes={"min_confidence": 0.5})
+    policy_set(principal=admin_principal, workspace_id="home", changes={"min_confidence": 0.1})
+    context = build(principal, "香菜")
+    assert context.budget.min_confidence == 0.1 and context.budget.sources["min_confidence"] == "workspace"
+    assert avoid.pk in context.used_memory_ids
