@@ -134,6 +134,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
         for section in ("session", "workspace", "user_preferences"):
             defaults += [node_item(section, node, why[section]) for node in layers[section]]
+        gathered.omitted += [Omission(node.pk, "over_limit") for node in layers["overflow"]]
     except DatabaseError as error:
         gathered.fail("default memory layers", error)
 
@@ -358,7 +359,10 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         prefetch_related_objects([item.obj for item in chosen if item.kind == "node"], "source_links")
     except DatabaseError as error:
         gathered.fail("source links", error)
-    omitted = gathered.omitted + [Omission(item.obj.pk, "over_limit") for item in dropped if item.kind == "node"]
+    shown = {item.obj.pk for item in chosen if item.kind == "node"}
+    omitted = list({(item.node_id, item.reason): item for item in gathered.omitted + [
+        Omission(item.obj.pk, "over_limit") for item in dropped if item.kind == "node"]
+        if item.node_id not in shown}.values())
     block = render(chosen)
     chars_by_layer = {layer: 0 for layer in LAYERS}
     tokens_by_layer = {layer: 0 for layer in LAYERS}

@@ -20,6 +20,7 @@ from memory.selectors.nodes import Owner
 from memory.selectors.ordering import node_order_key
 
 DEFAULT_LIST_MAX = 20
+OVERFLOW_REPORTED = 30  # standing nodes past the limit fetched per part, to be reported as over_limit
 WORKSPACE_TYPES = (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT)
 USER_TYPES = (NodeType.PREFERENCE, NodeType.CONSTRAINT)
 _TABLE = Node._meta.db_table
@@ -39,7 +40,8 @@ def default_layers(
     category_prefix: tuple[str, ...] = (),
     limit: int = DEFAULT_LIST_MAX,
 ) -> dict[str, list[Node]]:
-    """{section: nodes} for the caller's context, at most `limit` per section: the
+    """{section: nodes} for the caller's context, at most `limit` per section, plus
+    "overflow": up to OVERFLOW_REPORTED more per part that did not make it (reported, not shown): the
     session's in the seed's order, the workspace's and the user's by importance, then the
     seed's order."""
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
@@ -63,6 +65,7 @@ def default_layers(
         parts.append(("user_preferences", "user_id = %s AND scope = %s", [owner.user_id, Scope.USER], USER_TYPES))
 
     limit = max(1, min(int(limit), DEFAULT_LIST_MAX))
+    fetch = limit + OVERFLOW_REPORTED  # the rows past `limit` are only reported (section "…_overflow")
     statements: list[str] = []
     params: list = []
     for index, (_, condition, part_params, types) in enumerate(parts):
@@ -72,7 +75,7 @@ def default_layers(
         statements.append(
             f"SELECT part_{index}.id, {index} AS part, successor.id FROM (SELECT id FROM {_TABLE} "
             f"WHERE {' AND '.join(where)} ORDER BY importance DESC, updated_at DESC, id DESC "
-            f"LIMIT {limit}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
+            f"LIMIT {fetch}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
             f"ON successor.supersedes_id = part_{index}.id"
         )
         params += [*common_params, *part_params, *types]
@@ -96,11 +99,13 @@ def default_layers(
     def seed_key(node: Node) -> tuple:
         return node_order_key(node, now)
 
-    return {
+    ordered = {
         # The session's working memory in the seed's order (temporary constraints, newest first);
         # standing workspace and user memory by importance first.
-        "session": sorted(layers["session"], key=seed_key)[:limit],
-        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node)))[:limit],
-        "user_preferences": sorted(layers["user_preferences"],
-                                   key=lambda node: (-node.importance, seed_key(node)))[:limit],
+        "session": sorted(layers["session"], key=seed_key),
+        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node))),
+        "user_preferences": sorted(layers["user_preferences"], key=lambda node: (-node.importance, seed_key(node))),
     }
+    result: dict[str, list[Node]] = {section: nodes[:limit] for section, nodes in ordered.items()}
+    result["overflow"] = [node for nodes in ordered.values() for node in nodes[limit:]]
+    return result

@@ -306,3 +306,14 @@ def test_a_workspace_may_lower_the_teams_minimum_confidence_and_the_reported_val
     context = build(principal, "香菜")
     assert context.budget.min_confidence == 0.1 and context.budget.sources["min_confidence"] == "workspace"
     assert avoid.pk in context.used_memory_ids
+
+
+def test_standing_nodes_past_the_fetch_limit_are_reported_not_lost(principal):
+    append(principal, "let's get going", session_id="s2", user_id="lihua", workspace_id="ctx")
+    tasks = [make_node(principal, scope="session", session_id="s2", user_id="lihua", workspace_id="ctx", type="task",
+                       title=f"task number {index}") for index in range(23)]
+    context = build(principal, owner=Owner(workspace_id="ctx", user_id="lihua", session_id="s2"))
+    shown = set(context.used_memory_ids)
+    over = {item.node_id for item in context.omitted if item.reason == "over_limit"}
+    # 1200 characters fetch the 14 lines that could fit; the other 9 are reported, none lost
+    assert len(shown) == 14 and shown | over == {task.pk for task in tasks} and not shown & over
