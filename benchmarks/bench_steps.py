@@ -154,6 +154,20 @@ class Bench:
         seed.seed_nodes(self.pop, total=size, log=lambda text: self.log(text.strip()))
         self.log(f"maintenance {self.maintenance():.1f} s; counts {self.counts()}")
 
+    def simulate(self, last: int = 500) -> dict:
+        """Time a policy simulation over the last `last` recorded context calls (target: 500 in ≤ 10 s)."""
+        from django_scopes import scope
+
+        from accounts.principal import system_principal
+        from memory.selectors.simulation import policy_simulate
+
+        started = time.perf_counter()
+        with scope(team=self.pop.team):
+            report = policy_simulate(principal=system_principal(self.pop.team, "bench"), changes={"top_n": 3},
+                                     last=last)
+        return {"calls": report["calls"], "seconds": round(time.perf_counter() - started, 2),
+                "hit_rate": [report["before"]["hit_rate"], report["after"]["hit_rate"]]}
+
     def run_size(self, size: int) -> dict:
         args = self.args
         started = time.perf_counter()
@@ -215,6 +229,9 @@ class Bench:
                 result["series"].append({"kind": "append", "batch": batch, "via": f"HTTP ×{APPEND_THREADS}",
                                          **series.summary(), "load1": os.getloadavg()[0]})
         self.log("append measured")
+        result["simulation"] = self.simulate()
+        self.log(f"policy simulation of {result['simulation']['calls']} recorded calls: "
+                 f"{result['simulation']['seconds']:.1f} s")
         result["counts"] = self.counts()
         if args.investigate:
             self.investigate(size)
