@@ -29,6 +29,7 @@ NODE_LIST_ITEMS_MAX = 32  # tags, entities, category path levels
 NODE_LIST_ITEM_MAX = 64
 NODE_SOURCES_MAX = 100
 REASON_MAX = 1_000
+EXTRACTION_OPERATIONS_MAX = 100  # proposals in one POST /memory/extractions batch
 
 QUERY_TEXT_MAX = 4_000
 QUERY_LIMIT_DEFAULT = 10

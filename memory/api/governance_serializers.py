@@ -7,11 +7,9 @@ from rest_framework import serializers
 
 from memory import limits
 from memory.api.fields import CategoryPrefixField, StrictBooleanField, StrictCharField, StrictIntegerField
-from memory.api.serializers import NodeOutSerializer, OwnerFields, ProposeInSerializer, ProposeOutSerializer, identity
+from memory.api.serializers import OwnerFields, ProposeInSerializer, ProposeOutSerializer, identity
 from memory.models import NodeType, Scope
 from memory.services.forgetting import FORGET_MAX, MODES
-
-EXTRACTION_OPERATIONS_MAX = 100
 
 
 class ForgetInSerializer(OwnerFields):
@@ -77,13 +75,10 @@ class ExtractionInSerializer(OwnerFields):
 
     session_id = identity()
     operations = serializers.ListField(child=ExtractionOperationSerializer(), min_length=1,
-                                       max_length=EXTRACTION_OPERATIONS_MAX)
+                                       max_length=limits.EXTRACTION_OPERATIONS_MAX)
 
 
 class ExtractionOutSerializer(serializers.Serializer):
     applied = serializers.BooleanField(help_text="false: nothing was written (see the results)")
     results = ProposeOutSerializer(many=True)
 
-
-__all__ = ["ForgetInSerializer", "ForgetOutSerializer", "NodeDeleteQuerySerializer", "RestoreInSerializer",
-           "ExtractionInSerializer", "ExtractionOutSerializer", "NodeOutSerializer"]

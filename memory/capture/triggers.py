@@ -4,7 +4,7 @@
 uncaptured messages reach MEMORY_CAPTURE_EVERY (default 8) or MEMORY_CAPTURE_TOKENS
 estimated tokens, or a new user message states explicit intent (记住, 以后都, remember, from
 now on…), a correction (不是…是, 改成, actually, I meant…) or a task state change (完成了,
-done, TODO…), it records a CaptureJob for the range in the same transaction and queues it
+done, to-do…), it records a CaptureJob for the range in the same transaction and queues it
 once the transaction commits. The job row is what guarantees the work: if the broker is down,
 the beat sweep finds it later.
 """

@@ -349,9 +349,11 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     gathered = _Gathered()
     if budget.enabled:
         gathered = _gather(principal, request, budget, session)
-    candidates = [item for item in gathered.candidates if budget.layer_enabled(item.layer)
-                  and (item.section != "summary" or budget.summary_enabled)]
-    switched_off = [item for item in gathered.candidates if item not in candidates]
+    candidates: list[Item] = []
+    switched_off: list[Item] = []
+    for item in gathered.candidates:
+        on = budget.layer_enabled(item.layer) and (item.section != "summary" or budget.summary_enabled)
+        (candidates if on else switched_off).append(item)
     caps = {layer: budget.layer_chars(layer) for layer in LAYERS if budget.layer_chars(layer) is not None}
     chosen, dropped = _fit(candidates, budget.max_chars, caps)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
