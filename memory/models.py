@@ -206,6 +206,13 @@ class Node(models.Model):
             ),
             models.Index(fields=["team", "user_id", "scope", "status", "-importance", "-updated_at"], name="node_user_rank_idx"),
             models.Index(fields=["session", "status", "-importance", "-updated_at"], name="node_session_rank_idx"),
+            # Conflict resolution reads the active rivals of a few slots among the owners a caller
+            # reaches (memory.selectors.conflicts).
+            models.Index(
+                fields=["team", "key", "slot", "user_id", "workspace_id"],
+                condition=models.Q(status="active") & ~models.Q(key=""),
+                name="node_active_key_idx",
+            ),
         ]
         constraints = [
             # One active node per slot of one owner: a repeated or racing write finds the

@@ -106,8 +106,8 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
         for weight, text in zip(weights, row[1].split(FIELD_SEPARATOR), strict=False):
             tokens_in_field = text.split()
             length += weight * len(tokens_in_field)
-            for token, count in Counter(t for t in tokens_in_field if t in query).items():
-                tf[token] = tf.get(token, 0.0) + weight * count
+            for token in query.intersection(tokens_in_field):
+                tf[token] = tf.get(token, 0.0) + weight * tokens_in_field.count(token)
         parsed.append((row, tf, length))
     return parsed
 

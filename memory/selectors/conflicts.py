@@ -12,8 +12,6 @@ Nodes below the budget's minimum confidence are left out as `low_confidence`.
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db.models import Q
-
 from accounts.principal import Principal
 from memory.models import Node, NodeStatus, Scope, Session
 from memory.selectors.nodes import Owner, reach, unexpired
@@ -31,25 +29,29 @@ def conflict_losers(
     """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
 
     One query, over every active unexpired node the caller reaches (in `scopes`, default
-    all) in the same groups.
+    all) in the same slots: the index node_active_key_idx narrows them to the keys, slots and
+    owner ids involved (every node the caller reaches has its user id or "", and its workspace
+    id or ""); the groups are matched here.
     """
     nodes = list(nodes)
     groups = {_group(node) for node in nodes if node.key}
     if not groups:
         return {}
-    same = Q()
-    for domain, node_type, key, slot in sorted(groups):
-        same |= Q(domain=domain, type=node_type, key=key, slot=slot)
     rivals = (
-        Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE)
+        Node.objects.filter(
+            team=principal.team, status=NodeStatus.ACTIVE,
+            key__in=sorted({group[2] for group in groups}), slot__in=sorted({group[3] for group in groups}),
+            user_id__in=sorted({owner.user_id, ""}), workspace_id__in=sorted({owner.workspace_id, ""}),
+        )
         .filter(unexpired(now))
         .filter(reach(owner=owner, session=session, scopes=scopes or tuple(Scope.values)))
-        .filter(same)
         .values("pk", "domain", "key", "slot", *ORDER_FIELDS)
     )
     winners: dict[tuple, tuple] = {}
     for values in rivals:
         group = (values["domain"], values["type"], values["key"], values["slot"])
+        if group not in groups:
+            continue
         rank = seed_order_key(values, now)
         if group not in winners or rank < winners[group][0]:
             winners[group] = (rank, values["pk"])

@@ -134,7 +134,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
         why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
         for section in ("session", "workspace", "user_preferences"):
             defaults += [node_item(section, node, why[section]) for node in layers[section]]
-        gathered.omitted += [Omission(node.pk, "over_limit") for node in layers["overflow"]]
+        gathered.omitted += [Omission(pk, "over_limit") for pk in layers["overflow"]]
     except DatabaseError as error:
         gathered.fail("default memory layers", error)
 
@@ -176,6 +176,7 @@ def _gather(principal: Principal, request: ContextRequest, budget: Budget, sessi
                 principal=principal,
                 session=session,
                 prefetch_sources=False,
+                resolve_conflicts=False,  # resolved below, over the default layers and the hits together
                 query=MemoryQuery(
                     owner=request.owner,
                     domain=request.domain,

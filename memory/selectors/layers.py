@@ -17,13 +17,17 @@ from django.db import connection
 
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
-from memory.selectors.ordering import node_order_key
+from memory.selectors.ordering import seed_order_sql
 
 DEFAULT_LIST_MAX = 20
 OVERFLOW_REPORTED = 30  # standing nodes past the limit fetched per part, to be reported as over_limit
 WORKSPACE_TYPES = (NodeType.CONSTRAINT, NodeType.DECISION, NodeType.FACT)
 USER_TYPES = (NodeType.PREFERENCE, NodeType.CONSTRAINT)
 _TABLE = Node._meta.db_table
+SECTION_NUMBER = {"session": 0, "workspace": 1, "user_preferences": 2}
+SECTIONS_BY_NUMBER = {number: section for section, number in SECTION_NUMBER.items()}
+_ORDER_COLUMNS = "scope, type, explicit, expires_at, updated_at, confidence, importance"
+_SEED_ORDER = seed_order_sql("picked")
 
 
 def _like_prefix(text: str) -> str:
@@ -39,11 +43,11 @@ def default_layers(
     domain: str = "",
     category_prefix: tuple[str, ...] = (),
     limit: int = DEFAULT_LIST_MAX,
-) -> dict[str, list[Node]]:
-    """{section: nodes} for the caller's context, at most `limit` per section, plus
-    "overflow": up to OVERFLOW_REPORTED more per part that did not make it (reported, not shown): the
-    session's in the seed's order, the workspace's and the user's by importance, then the
-    seed's order."""
+) -> dict[str, list]:
+    """{section: nodes} for the caller's context, at most `limit` per section — the session's in
+    the seed's order, the workspace's and the user's by importance, then the seed's order —
+    plus "overflow": the ids of up to OVERFLOW_REPORTED more per part that did not make it
+    (reported as over_limit, not shown). Nodes come without search_tokens (deferred)."""
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
     if domain:
@@ -65,47 +69,52 @@ def default_layers(
         parts.append(("user_preferences", "user_id = %s AND scope = %s", [owner.user_id, Scope.USER], USER_TYPES))
 
     limit = max(1, min(int(limit), DEFAULT_LIST_MAX))
-    fetch = limit + OVERFLOW_REPORTED  # the rows past `limit` are only reported (section "…_overflow")
+    fetch = limit + OVERFLOW_REPORTED  # the rows past `limit` are only reported, by id
     statements: list[str] = []
     params: list = []
-    for index, (_, condition, part_params, types) in enumerate(parts):
+    for index, (section, condition, part_params, types) in enumerate(parts):
         where = [*common, condition]
         if types:
             where.append(f"type IN ({', '.join(['%s'] * len(types))})")
         statements.append(
-            f"SELECT part_{index}.id, {index} AS part, successor.id FROM (SELECT id FROM {_TABLE} "
+            f"SELECT * FROM (SELECT id, {SECTION_NUMBER[section]} AS section, {_ORDER_COLUMNS} FROM {_TABLE} "
             f"WHERE {' AND '.join(where)} ORDER BY importance DESC, updated_at DESC, id DESC "
-            f"LIMIT {fetch}) AS part_{index} LEFT JOIN {_TABLE} AS successor "
-            f"ON successor.supersedes_id = part_{index}.id"
+            f"LIMIT {fetch}) AS part_{index}"
         )
         params += [*common_params, *part_params, *types]
+    # The final order, in SQL so that only the nodes shown become model instances: the session's
+    # in the seed's order; the workspace's (with global) and the user's by importance, then the
+    # seed's order (memory.selectors.ordering).
+    sql = (
+        f"SELECT picked.id, picked.section, successor.id FROM ({' UNION ALL '.join(statements)}) AS picked "
+        f"LEFT JOIN {_TABLE} AS successor ON successor.supersedes_id = picked.id "
+        f"ORDER BY picked.section, CASE WHEN picked.section = 0 THEN 0 ELSE picked.importance END DESC, "
+        f"{_SEED_ORDER}"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(statements), params)
+        cursor.execute(sql, params)
         found = cursor.fetchall()
 
-    nodes = Node.objects.in_bulk([pk for pk, _, _ in found])
-    layers: dict[str, list[Node]] = {"session": [], "workspace": [], "user_preferences": []}
-    for pk, part, successor in found:
-        node = nodes.get(pk)
-        if node is None:
-            continue
-        # What serialisers read, set here so that they issue no query per node.
-        if successor is None:
-            Node.superseded_by.related.set_cached_value(node, None)
-        if session is not None and node.session_id == session.pk:
-            node.session = session
-        layers[parts[part][0]].append(node)
-
-    def seed_key(node: Node) -> tuple:
-        return node_order_key(node, now)
-
-    ordered = {
-        # The session's working memory in the seed's order (temporary constraints, newest first);
-        # standing workspace and user memory by importance first.
-        "session": sorted(layers["session"], key=seed_key),
-        "workspace": sorted(layers["workspace"], key=lambda node: (-node.importance, seed_key(node))),
-        "user_preferences": sorted(layers["user_preferences"], key=lambda node: (-node.importance, seed_key(node))),
-    }
-    result: dict[str, list[Node]] = {section: nodes[:limit] for section, nodes in ordered.items()}
-    result["overflow"] = [node for nodes in ordered.values() for node in nodes[limit:]]
+    shown: dict[str, list[tuple[int, int | None]]] = {section: [] for section in SECTION_NUMBER}
+    overflow: list[int] = []
+    for pk, number, successor in found:
+        rows = shown[SECTIONS_BY_NUMBER[number]]
+        if len(rows) < limit:
+            rows.append((pk, successor))
+        else:
+            overflow.append(pk)
+    nodes = Node.objects.defer("search_tokens").in_bulk([pk for rows in shown.values() for pk, _ in rows])
+    result: dict[str, list] = {section: [] for section in SECTION_NUMBER}
+    for section, rows in shown.items():
+        for pk, successor in rows:
+            node = nodes.get(pk)
+            if node is None:
+                continue
+            # What serialisers read, set here so that they issue no query per node.
+            if successor is None:
+                Node.superseded_by.related.set_cached_value(node, None)
+            if session is not None and node.session_id == session.pk:
+                node.session = session
+            result[section].append(node)
+    result["overflow"] = overflow
     return result

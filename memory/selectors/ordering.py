@@ -13,17 +13,29 @@ from django.db.models.expressions import OrderBy, RawSQL
 
 from memory.models import SCOPE_PRIORITY, NodeType
 
-_TABLE = '"memory_node"'
+
+def _scope_rank_sql(alias: str) -> str:
+    return (f"CASE {alias}.\"scope\" " + " ".join(f"WHEN '{scope}' THEN {rank}" for scope, rank in SCOPE_PRIORITY.items())
+            + f" ELSE {len(SCOPE_PRIORITY)} END")
+
+
+def _temporary_constraint_sql(alias: str) -> str:
+    return (f"CASE WHEN {alias}.\"type\" = '{NodeType.CONSTRAINT}' AND {alias}.\"expires_at\" IS NOT NULL "
+            "THEN 0 ELSE 1 END")
+
+
 # Plain SQL CASE terms: the same order as ORM Case/When expressions, at a fraction of their
-# compile cost on the hot path (every context call orders three layers this way).
-SCOPE_RANK_SQL = (
-    f"CASE {_TABLE}.\"scope\" "
-    + " ".join(f"WHEN '{scope}' THEN {rank}" for scope, rank in SCOPE_PRIORITY.items())
-    + f" ELSE {len(SCOPE_PRIORITY)} END"
-)
-TEMPORARY_CONSTRAINT_SQL = (
-    f"CASE WHEN {_TABLE}.\"type\" = '{NodeType.CONSTRAINT}' AND {_TABLE}.\"expires_at\" IS NOT NULL THEN 0 ELSE 1 END"
-)
+# compile cost on the hot path.
+SCOPE_RANK_SQL = _scope_rank_sql('"memory_node"')
+TEMPORARY_CONSTRAINT_SQL = _temporary_constraint_sql('"memory_node"')
+
+
+def seed_order_sql(alias: str) -> str:
+    """The seed's order as a plain SQL ORDER BY list over the columns of `alias` (a node row
+    or subquery with scope, type, explicit, expires_at, updated_at, confidence, importance,
+    id), for unexpired nodes."""
+    return (f"{_scope_rank_sql(alias)}, {alias}.explicit DESC, {_temporary_constraint_sql(alias)}, {alias}.updated_at DESC, "
+            f"{alias}.confidence DESC, {alias}.importance DESC, {alias}.id DESC")
 
 
 def seed_order_by() -> list[Any]:
@@ -57,8 +69,3 @@ def seed_order_key(values: dict[str, Any], now: datetime) -> tuple:
 
 
 ORDER_FIELDS = ("scope", "type", "explicit", "expires_at", "updated_at", "confidence", "importance")
-
-
-def node_order_key(node, now: datetime) -> tuple:
-    """seed_order_key for a Node instance."""
-    return seed_order_key({**{name: getattr(node, name) for name in ORDER_FIELDS}, "pk": node.pk}, now)

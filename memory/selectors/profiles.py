@@ -5,7 +5,7 @@ user-scope nodes (memory.selectors.nodes.nodes_for_team) — not by a key limite
 empty list of workspaces.
 """
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from accounts.principal import Principal
 from memory.errors import NotFound
@@ -23,11 +23,8 @@ def profile_get(*, principal: Principal, user_id: str) -> UserProfileVersion | N
     user_id = clean_identity(user_id, field="user_id", required=True)
     if not _reads_user_memory(principal):
         return None
-    current = (UserProfile.objects.filter(team=principal.team, user_id=user_id)
-               .values_list("current_version", flat=True).first())
-    if not current:
-        return None
-    return UserProfileVersion.objects.filter(team=principal.team, user_id=user_id, version=current).first()
+    current = UserProfile.objects.filter(team=principal.team, user_id=user_id).values("current_version")[:1]
+    return UserProfileVersion.objects.filter(team=principal.team, user_id=user_id, version=Subquery(current)).first()
 
 
 def profile_version_get(*, principal: Principal, user_id: str, version: int) -> UserProfileVersion:

@@ -227,11 +227,14 @@ def nodes_in_order(pks: list[int], *, prefetch_sources: bool = True) -> list[Nod
 
 
 def memory_query(
-    *, principal: Principal, query: MemoryQuery, now=None, session: Session | None = None, prefetch_sources: bool = True
+    *, principal: Principal, query: MemoryQuery, now=None, session: Session | None = None, prefetch_sources: bool = True,
+    resolve_conflicts: bool = True,
 ) -> MemoryQueryResult:
     """Run a MemoryQuery for the principal (R-QUERY). Deterministic for a given store.
 
-    `session` may pass the owner's session when the caller already has it. Raises
+    `session` may pass the owner's session when the caller already has it;
+    `resolve_conflicts=False` leaves conflict losers in (the context call resolves conflicts
+    once over everything it gathered). Raises
     InvalidInput (limits, choices) and AccessDenied (workspace outside a key's limit).
     """
     _validate(query)
@@ -263,7 +266,7 @@ def memory_query(
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
     fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}
     losers = conflict_losers(principal=principal, nodes=fetched.values(), owner=query.owner, session=session, now=now,
-                             scopes=query.scopes)
+                             scopes=query.scopes) if resolve_conflicts else {}
     if losers:
         exact_ids = [pk for pk in exact_ids if pk not in losers]
         relevant_ids = [pk for pk in relevant_ids if pk not in losers]
