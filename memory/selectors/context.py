@@ -30,59 +30,32 @@ messages stay a contiguous window ending at the newest turn. A message is shown 
 characters of text (longer ones end with "…"). Every node left out for the
 budget is reported as `over_limit`.
 
+The store is read first (memory.selectors.context_gather), then cut to the budget here.
 A failure in one part (say, keyword search) is logged, reported in diagnostics with
 store_status "degraded", and the other parts are still returned.
 """
 
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import Q, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.instruction_models import PinnedInstructions
-from memory.models import Message, Node, NodeStatus, Retrieval, Scope, Session, Summary
-from memory.search.text import normalize
+from memory.models import Retrieval, Session
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
-from memory.selectors.context_items import (
-    LAYERS,
-    SECTION_SHARES,
-    SECTIONS,
-    Item,
-    correction_item,
-    instructions_items,
-    message_item,
-    node_item,
-    one_line,
-    profile_item,
-    render,
-    working_items,
-)
-from memory.selectors.layers import default_layers
-from memory.selectors.messages import MessageHit, messages_recent, messages_search
-from memory.selectors.nodes import Owner, owner_session
-from memory.selectors.profiles import profile_get
-from memory.selectors.query import MemoryQuery, Omission, memory_query
-from memory.selectors.working_memory import working_memory_for_context
+from memory.selectors.context_gather import ContextRequest, Parts, ReadSizes, gather_parts
+from memory.selectors.context_items import LAYERS, SECTION_SHARES, SECTIONS, Item, message_item, one_line, render
+from memory.selectors.nodes import owner_session
+from memory.selectors.query import Omission
+
+__all__ = ["ContextRequest", "MemoryContext", "context_build"]
 
 logger = logging.getLogger(__name__)
-
-MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the fetch of standing nodes
-
-
-@dataclass(frozen=True)
-class ContextRequest:
-    owner: Owner
-    query: str = ""
-    domain: str = ""
-    category_path_prefix: tuple[str, ...] = ()
-    budget: dict[str, Any] | None = None
 
 
 @dataclass
@@ -122,137 +95,48 @@ class _Gathered:
         self.degraded = True
 
 
-def _gather(principal: Principal, request: ContextRequest, budget: Budget, session: Session | None) -> _Gathered:
-    gathered = _Gathered()
-    owner = request.owner
-    defaults: list[Item] = []
-    try:
-        # Fetch about as many standing nodes as the budget could show (lines of 30+ characters).
-        room = math.ceil(budget.max_chars * max(SECTION_SHARES.values()) / MIN_LINE_CHARS)
-        layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=timezone.now(),
-                                domain=request.domain, category_prefix=request.category_path_prefix, limit=room)
-        why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
-        for section in ("session", "workspace", "user_preferences"):
-            defaults += [node_item(section, node, why[section]) for node in layers[section]]
-        gathered.omitted += [Omission(pk, "over_limit") for pk in layers["overflow"]]
-    except DatabaseError as error:
-        gathered.fail("default memory layers", error)
-
-    long_term: list[Item] = []
-    try:
-        long_term = _long_term(principal, owner, session)
-    except DatabaseError as error:
-        gathered.fail("user profile and corrections", error)
-    foundation: list[Item] = []
-    try:
-        pinned = PinnedInstructions.objects.filter(team=principal.team, workspace_id__in=sorted({"", owner.workspace_id}))
-        foundation = instructions_items(sorted(pinned, key=lambda row: row.workspace_id))
-    except DatabaseError as error:
-        gathered.fail("pinned instructions", error)
-    working: list[Item] = []
-    try:
-        memory = working_memory_for_context(session=session)
-        working = working_items(session.pk, memory) if memory else []
-    except DatabaseError as error:
-        gathered.fail("working memory", error)
-
+def _assemble(principal: Principal, request: ContextRequest, session: Session | None, parts: Parts,
+              budget: Budget) -> _Gathered:
+    """Cut `parts` to `budget` (L5 hits to top_n, conflicts and minimum confidence resolved)
+    and list the candidates in fill priority order."""
+    gathered = _Gathered(omitted=list(parts.omitted), warnings=list(parts.warnings), degraded=parts.degraded)
     hits: list[Item] = []
-    recent: list[Message] = []
-    summary: Summary | None = None
-    try:
-        if session is not None:
-            recent = messages_recent(session=session, limit=budget.recent_messages)
-            summaries = Summary.objects.filter(team=principal.team, session=session).select_related("session")
-            summary = summaries.order_by("-pk").first()
-    except DatabaseError as error:
-        gathered.fail("conversation window", error)
-
     if request.query.strip() and budget.top_n > 0:
-        listed = {item.obj.pk for item in defaults}
-        node_hits: list[Item] = []
-        message_hits: list[MessageHit] = []
-        try:
-            result = memory_query(
-                principal=principal,
-                session=session,
-                prefetch_sources=False,
-                resolve_conflicts=False,  # resolved below, over the default layers and the hits together
-                query=MemoryQuery(
-                    owner=request.owner,
-                    domain=request.domain,
-                    category_path_prefix=request.category_path_prefix,
-                    query_text=request.query,
-                    limit=budget.top_n,
-                    min_confidence=budget.min_confidence,
-                    policy_floor=False,
-                    exclude_ids=frozenset(listed),
-                ),
-            )
-            node_hits = [
-                node_item("relevant", node, "relevant", result.matched.get(node.pk, ())) for node in result.relevant
-            ]
-            gathered.omitted += result.omitted
-        except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
-            gathered.fail("memory search", error)
-        try:
-            message_hits = messages_search(
-                principal=principal,
-                session=session,
-                owner=owner,
-                query_text=request.query,
-                limit=budget.top_n,
-                exclude_ids={message.pk for message in recent},
-                exclude_texts={normalize(message.content) for message in recent},
-            )
-        except Exception as error:  # noqa: BLE001 - as above
-            gathered.fail("message search", error)
-        message_items = [message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in message_hits]
+        top_n = min(budget.top_n, parts.top_n)
+        node_hits, message_hits = parts.node_hits[:top_n], parts.message_hits[:top_n]
+        gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in parts.node_hits[top_n:]]
         interleaved: list[Item] = []
-        for index in range(max(len(node_hits), len(message_items))):
-            interleaved += node_hits[index : index + 1] + message_items[index : index + 1]
-        hits = interleaved[: budget.top_n]
-        gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[budget.top_n :]
+        for index in range(max(len(node_hits), len(message_hits))):
+            interleaved += node_hits[index : index + 1] + message_hits[index : index + 1]
+        hits = interleaved[:top_n]
+        gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[top_n:]
                              if item.kind == "node"]
-
-    shown = {item.obj.pk for item in defaults + hits if item.kind == "node"}
-    long_term = [item for item in long_term if item.kind != "node" or item.obj.pk not in shown]
-    defaults, hits = _resolve_conflicts(principal, request, session, defaults + long_term, hits, gathered,
+    shown = {item.obj.pk for item in parts.standing + hits if item.kind == "node"}
+    long_term = [item for item in parts.long_term if item.kind != "node" or item.obj.pk not in shown]
+    defaults, hits = _resolve_conflicts(principal, request, session, parts.standing + long_term, hits, gathered,
                                         budget.min_confidence)
     # Fill priority: L4, L1, L2 (preferences, then profile and corrections), the summary, L5
     # hits, recent messages newest first.
-    priority = {"session": 0, "workspace": 1, "user_preferences": 2}
-    priority.update(profile=3, corrections=4)
-    gathered.candidates = foundation + working + sorted(defaults, key=lambda item: priority[item.section])
-    if summary is not None:
-        gathered.candidates.append(Item("summary", "summary", summary, one_line(summary.summary), "summary"))
+    priority = {"session": 0, "workspace": 1, "user_preferences": 2, "profile": 3, "corrections": 4}
+    gathered.candidates = parts.foundation + parts.working + sorted(defaults, key=lambda item: priority[item.section])
+    if parts.summary is not None:
+        gathered.candidates.append(Item("summary", "summary", parts.summary, one_line(parts.summary.summary), "summary"))
     gathered.candidates += hits
+    recent = parts.recent[-budget.recent_messages:] if budget.recent_messages > 0 else []
     gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
-    gathered.counts = {
-        "default_nodes": len(defaults),
-        "retrieval_hits": len(hits),
-        "recent_messages": len(recent),
-    }
+    gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": len(hits), "recent_messages": len(recent)}
     return gathered
 
 
-CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
-
-
-def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:
-    """L2 beyond the preference nodes: the user's profile summary and their latest corrections
-    (active nodes that superseded another, newest first)."""
-    items: list[Item] = []
-    if owner.user_id:
-        version = profile_get(principal=principal, user_id=owner.user_id)
-        if version is not None and version.summary.strip():
-            items.append(profile_item(version))
-    mine = Q(scope=Scope.USER, user_id=owner.user_id) if owner.user_id else Q(pk__in=[])
-    if session is not None:
-        mine |= Q(scope=Scope.SESSION, session=session)
-    corrected = (Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, supersedes__isnull=False)
-                 .filter(mine).order_by("-created_at", "-pk")[:CORRECTIONS_SHOWN])
-    items += [correction_item(node) for node in corrected]
-    return items
+def _parts(principal: Principal, request: ContextRequest, session: Session | None, budget: Budget,
+           reads: dict | None) -> Parts:
+    sizes = ReadSizes.of(budget)
+    if reads is None:
+        return gather_parts(principal, request, session, sizes)
+    earlier = reads.get(sizes.but_top_n())
+    if earlier is None or earlier.top_n < sizes.top_n:
+        earlier = reads[sizes.but_top_n()] = gather_parts(principal, request, session, sizes)
+    return earlier
 
 
 def _resolve_conflicts(principal: Principal, request: ContextRequest, session: Session | None, defaults: list[Item],
@@ -334,13 +218,15 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
 
 
 def context_build(*, principal: Principal, request: ContextRequest, budget: Budget | None = None,
-                  record: bool = True) -> MemoryContext:
+                  record: bool = True, reads: dict | None = None) -> MemoryContext:
     """Build, render and record the memory context for one model call (R-CTX).
 
     Returns a MemoryContext whose `block` is at most `budget.max_chars` characters and whose
-    `retrieval_id` names the hit-ledger row. `budget` replaces the resolved one and
-    `record=False` writes no ledger row (both for policy simulation). Raises AccessDenied for a workspace outside a
-    key's limit and InvalidInput for bad ids; never fails because a search part failed.
+    `retrieval_id` names the hit-ledger row. For policy simulation: `budget` replaces the
+    resolved one, `record=False` writes no ledger row, and `reads` (a dict kept by the caller
+    for one request) lets a second budget reuse the first one's reads when they differ only
+    in what fits or in top_n (ReadSizes). Raises AccessDenied for a workspace outside a key's
+    limit and InvalidInput for bad ids; never fails because a search part failed.
     """
     started = time.perf_counter()
     if budget is None:
@@ -349,7 +235,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     session = owner_session(principal=principal, owner=request.owner)
     gathered = _Gathered()
     if budget.enabled:
-        gathered = _gather(principal, request, budget, session)
+        gathered = _assemble(principal, request, session, _parts(principal, request, session, budget, reads), budget)
     candidates: list[Item] = []
     switched_off: list[Item] = []
     for item in gathered.candidates:

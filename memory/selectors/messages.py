@@ -52,7 +52,8 @@ def messages_search(
     the search inside that reach (the session's or the (workspace, user) pair's owner
     token); the exact rule is then checked on each candidate here, so the database never has
     to join sessions to filter. Messages whose normalised text repeats an excluded text or a
-    better-ranked hit are skipped.
+    better-ranked hit are skipped; the hits for a smaller `limit` are a prefix of those for
+    a larger one.
     """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0 or (session is None and not owner.user_id):
@@ -73,18 +74,23 @@ def messages_search(
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
                   fields=("session", "session__workspace_id", "session__user_id", "session__deleted_at"))
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
-    found = Message.objects.select_related("session").in_bulk([item.pk for item in reachable[: limit * 3]])
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
-    for item in reachable[: limit * 3]:
-        message = found.get(item.pk)
-        if message is None:
-            continue
-        text = normalize(message.content)
-        if text in seen:
-            continue
-        seen.add(text)
-        hits.append(MessageHit(message, item.score, item.matched))
-        if len(hits) == limit:
-            break
+    # Read the candidates a window at a time until `limit` distinct texts are found, so the
+    # hits for a smaller limit are always a prefix of those for a larger one.
+    window = limit * 3
+    for start in range(0, len(reachable), window):
+        chunk = reachable[start : start + window]
+        found = Message.objects.select_related("session").in_bulk([item.pk for item in chunk])
+        for item in chunk:
+            message = found.get(item.pk)
+            if message is None:
+                continue
+            text = normalize(message.content)
+            if text in seen:
+                continue
+            seen.add(text)
+            hits.append(MessageHit(message, item.score, item.matched))
+            if len(hits) == limit:
+                return hits
     return hits

@@ -95,9 +95,10 @@ def policy_simulate(*, principal: Principal, workspace_id: str = "", changes: di
         asked = _asked(row)
         now = budget_resolve(asked, team=principal.team, workspace_id=row.workspace_id)
         then = budget_resolve(asked, team=principal.team, workspace_id=row.workspace_id, draft=(level, draft))
-        old = _outcome(context_build(principal=principal, request=request, budget=now, record=False))
+        reads: dict = {}  # a draft that changes only what fits reuses the reads of the policy in force
+        old = _outcome(context_build(principal=principal, request=request, budget=now, record=False, reads=reads))
         new = old if then == now else _outcome(context_build(principal=principal, request=request, budget=then,
-                                                             record=False))
+                                                             record=False, reads=reads))
         before.append(old)
         after.append(new)
         queried.append(bool(row.query.strip()))

@@ -116,7 +116,7 @@ def test_top_n_limits_retrieval_hits(principal):
 
 
 def test_a_failing_search_degrades_instead_of_failing(principal, cooking):
-    with mock.patch("memory.selectors.context.memory_query", side_effect=DatabaseError("boom")):
+    with mock.patch("memory.selectors.context_gather.memory_query", side_effect=DatabaseError("boom")):
         context = build(principal, "香菜")
     assert context.store_status == "degraded"
     assert "推荐菜谱时避免香菜。" in context.block
@@ -317,3 +317,32 @@ def test_standing_nodes_past_the_fetch_limit_are_reported_not_lost(principal):
     over = {item.node_id for item in context.omitted if item.reason == "over_limit"}
     # 1200 characters fetch the 14 lines that could fit; the other 9 are reported, none lost
     assert len(shown) == 14 and shown | over == {task.pk for task in tasks} and not shown & over
+
+
+@pytest.mark.parametrize("first,second", [
+    ({"top_n": 8}, {"top_n": 2}),  # the larger read first: the second is cut from it
+    ({"top_n": 2}, {"top_n": 8}),  # the smaller first: the larger reads again
+    ({"top_n": 5, "max_chars": 4000}, {"top_n": 5, "max_chars": 2500, "l5_chars": 150}),  # only the fit differs
+])
+def test_budgets_that_share_reads_build_exactly_what_separate_calls_build(principal, first, second):
+    """Policy simulation reuses one read for the policy in force and the draft (R-CTX)."""
+    from memory.selectors.budget import budget_resolve
+
+    append(principal, "我们周五发布 launch，先跑测试", **OWNER.__dict__)
+    for index in range(12):
+        make_node(principal, user_id="xiaoming", type="fact", key=f"launch{index}",
+                  title=f"launch fact {index} 发布", content="the launch is on Friday 周五发布 " * (index % 3 + 1))
+    for index in range(3):
+        make_node(principal, scope="workspace", workspace_id="home", type="constraint", key=f"rule{index}",
+                  title=f"launch rule {index}", content="run the tests before the launch")
+    request = ContextRequest(owner=OWNER, query="friday launch 发布")
+    reads: dict = {}
+    for asked in (first, second):
+        budget = budget_resolve(asked)
+        shared = context_build(principal=principal, request=request, budget=budget, record=False, reads=reads)
+        alone = context_build(principal=principal, request=request, budget=budget, record=False)
+        assert shared.block == alone.block and shared.used_memory_ids == alone.used_memory_ids
+        assert [item.ref for item in shared.items] == [item.ref for item in alone.items]
+        assert sorted((item.node_id, item.reason) for item in shared.omitted) == sorted(
+            (item.node_id, item.reason) for item in alone.omitted)
+    assert len(reads) == 1 and any(item.section == "relevant" for item in shared.items)

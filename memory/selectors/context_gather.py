@@ -1,0 +1,200 @@
+"""What a context call reads from the store before any budget cut (R-CTX).
+
+gather_parts reads every part of the memory context — pinned instructions (L0), standing
+workspace, user and session nodes (L1, L2, L4), the profile and latest corrections (L2), the
+window's summary and recent messages (L3), working memory (L4), and the query's relevant
+nodes and earlier messages (L5) — at the sizes of ReadSizes. memory.selectors.context then
+cuts them to one budget. Two budgets whose ReadSizes differ only in top_n can share one read
+(policy simulation builds the policy in force and the draft from the same parts): hits are
+read for the larger top_n and the smaller one takes a prefix, exactly what it would have read.
+
+A failure in one part is logged and reported (Parts.warnings, degraded); the others are
+still read.
+"""
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memory.instruction_models import PinnedInstructions
+from memory.models import Message, Node, NodeStatus, Scope, Session, Summary
+from memory.search.text import normalize
+from memory.selectors.budget import Budget
+from memory.selectors.context_items import (
+    SECTION_SHARES,
+    Item,
+    correction_item,
+    instructions_items,
+    message_item,
+    node_item,
+    profile_item,
+    working_items,
+)
+from memory.selectors.layers import DEFAULT_LIST_MAX, default_layers
+from memory.selectors.messages import messages_recent, messages_search
+from memory.selectors.nodes import Owner
+from memory.selectors.profiles import profile_get
+from memory.selectors.query import MemoryQuery, Omission, memory_query
+from memory.selectors.working_memory import working_memory_for_context
+
+logger = logging.getLogger(__name__)
+
+MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the read of standing nodes
+CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    owner: Owner
+    query: str = ""
+    domain: str = ""
+    category_path_prefix: tuple[str, ...] = ()
+    budget: dict | None = None
+
+
+@dataclass(frozen=True)
+class ReadSizes:
+    """The settings of a budget that change what is read, not only what fits: standing nodes
+    per section (about as many lines of MIN_LINE_CHARS as the largest section share of
+    max_chars holds, at most DEFAULT_LIST_MAX), recent messages, L5 hits, minimum confidence."""
+
+    enabled: bool
+    standing: int
+    recent_messages: int
+    top_n: int
+    min_confidence: float
+
+    @classmethod
+    def of(cls, budget: Budget) -> "ReadSizes":
+        room = math.ceil(budget.max_chars * max(SECTION_SHARES.values()) / MIN_LINE_CHARS)
+        return cls(enabled=budget.enabled, standing=max(1, min(room, DEFAULT_LIST_MAX)),
+                   recent_messages=budget.recent_messages, top_n=budget.top_n, min_confidence=budget.min_confidence)
+
+    def but_top_n(self) -> tuple:
+        return (self.enabled, self.standing, self.recent_messages, self.min_confidence)
+
+
+@dataclass
+class Parts:
+    """Everything read for one call, uncut. Hits are best first; `omitted` holds the nodes the
+    reads themselves left out (standing overflow, search omissions)."""
+
+    top_n: int = 0  # the L5 hits were read for this many
+    foundation: list[Item] = field(default_factory=list)
+    working: list[Item] = field(default_factory=list)
+    standing: list[Item] = field(default_factory=list)  # sections session, workspace, user_preferences
+    long_term: list[Item] = field(default_factory=list)  # profile and corrections
+    summary: Summary | None = None
+    recent: list[Message] = field(default_factory=list)
+    node_hits: list[Item] = field(default_factory=list)
+    message_hits: list[Item] = field(default_factory=list)
+    omitted: list[Omission] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    degraded: bool = False
+
+    def fail(self, part: str, error: Exception) -> None:
+        logger.exception("context: %s failed", part)
+        self.warnings.append(f"{part} unavailable ({type(error).__name__}); answered without it")
+        self.degraded = True
+
+
+def gather_parts(principal: Principal, request: ContextRequest, session: Session | None, sizes: ReadSizes) -> Parts:
+    """Read every part of the context for `request` at `sizes` (see the module docstring)."""
+    parts = Parts(top_n=sizes.top_n)
+    owner = request.owner
+    try:
+        layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=timezone.now(),
+                                domain=request.domain, category_prefix=request.category_path_prefix,
+                                limit=sizes.standing)
+        why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
+        for section in ("session", "workspace", "user_preferences"):
+            parts.standing += [node_item(section, node, why[section]) for node in layers[section]]
+        parts.omitted += [Omission(pk, "over_limit") for pk in layers["overflow"]]
+    except DatabaseError as error:
+        parts.fail("default memory layers", error)
+    try:
+        parts.long_term = _long_term(principal, owner, session)
+    except DatabaseError as error:
+        parts.fail("user profile and corrections", error)
+    try:
+        pinned = PinnedInstructions.objects.filter(team=principal.team, workspace_id__in=sorted({"", owner.workspace_id}))
+        parts.foundation = instructions_items(sorted(pinned, key=lambda row: row.workspace_id))
+    except DatabaseError as error:
+        parts.fail("pinned instructions", error)
+    try:
+        memory = working_memory_for_context(session=session)
+        parts.working = working_items(session.pk, memory) if memory else []
+    except DatabaseError as error:
+        parts.fail("working memory", error)
+    try:
+        if session is not None:
+            parts.recent = messages_recent(session=session, limit=sizes.recent_messages)
+            summaries = Summary.objects.filter(team=principal.team, session=session).select_related("session")
+            parts.summary = summaries.order_by("-pk").first()
+    except DatabaseError as error:
+        parts.fail("conversation window", error)
+    if request.query.strip() and sizes.top_n > 0:
+        _read_hits(principal, request, session, sizes, parts)
+    return parts
+
+
+def _read_hits(principal: Principal, request: ContextRequest, session: Session | None, sizes: ReadSizes,
+               parts: Parts) -> None:
+    listed = {item.obj.pk for item in parts.standing}
+    try:
+        result = memory_query(
+            principal=principal,
+            session=session,
+            prefetch_sources=False,
+            resolve_conflicts=False,  # resolved once the hits are cut, with the standing nodes
+            query=MemoryQuery(
+                owner=request.owner,
+                domain=request.domain,
+                category_path_prefix=request.category_path_prefix,
+                query_text=request.query,
+                limit=sizes.top_n,
+                min_confidence=sizes.min_confidence,
+                policy_floor=False,
+                exclude_ids=frozenset(listed),
+            ),
+        )
+        parts.node_hits = [node_item("relevant", node, "relevant", result.matched.get(node.pk, ()))
+                           for node in result.relevant]
+        parts.omitted += result.omitted
+    except Exception as error:  # noqa: BLE001 - a search failure must not fail the agent's call (R-CTX)
+        parts.fail("memory search", error)
+    try:
+        found = messages_search(
+            principal=principal,
+            session=session,
+            owner=request.owner,
+            query_text=request.query,
+            limit=sizes.top_n,
+            exclude_ids={message.pk for message in parts.recent},
+            exclude_texts={normalize(message.content) for message in parts.recent},
+        )
+        parts.message_hits = [message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in found]
+    except Exception as error:  # noqa: BLE001 - as above
+        parts.fail("message search", error)
+
+
+def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:
+    """L2 beyond the preference nodes: the user's profile summary and their latest corrections
+    (active nodes that superseded another, newest first)."""
+    items: list[Item] = []
+    if owner.user_id:
+        version = profile_get(principal=principal, user_id=owner.user_id)
+        if version is not None and version.summary.strip():
+            items.append(profile_item(version))
+    mine = Q(scope=Scope.USER, user_id=owner.user_id) if owner.user_id else Q(pk__in=[])
+    if session is not None:
+        mine |= Q(scope=Scope.SESSION, session=session)
+    corrected = (Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, supersedes__isnull=False)
+                 .filter(mine).order_by("-created_at", "-pk")[:CORRECTIONS_SHOWN])
+    items += [correction_item(node) for node in corrected]
+    return items
