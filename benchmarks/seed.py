@@ -11,7 +11,8 @@ Population (fixed for a run; see Population):
 - nodes: scope session 30 % / workspace 25 % / user 40 % / global 5 %; ~30 % carry key and
   value_json; ~6 % superseded (with an active successor linked by `supersedes`), ~4 % expired,
   ~2 % soft-deleted, ~2 % active but past expires_at, ~5 % temporary (future expires_at);
-  ~30 % of session nodes have source messages; sessions with 20+ messages have 1–3 summaries.
+  ~30 % of session nodes have source messages; sessions with 20+ messages have 1–3 summaries;
+- the seeded history counts as captured (a done capture job per session at its last message).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from django.db import transaction
 from django_scopes import scopes_disabled
 
 from accounts.services import agent_key_create, team_create
+from memory.capture_models import CaptureJob, JobKind, JobStatus
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session, Summary
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
@@ -132,6 +134,15 @@ def seed_messages(pop: Population, *, sessions: int, messages: int, log=print) -
         for position, when in last_at.items():
             Session.objects.filter(pk=pop.sessions[position].pk).update(last_message_at=when)
         pop.messages_seeded += len(events)
+        # The seeded history counts as captured already (one done capture job per session up to
+        # its last message), as in a store that has been running: an append then measures the
+        # agent's call in steady state, not a first capture of hundreds of old turns.
+        CaptureJob.objects.bulk_create([
+            CaptureJob(team=pop.team, kind=JobKind.CAPTURE, session_id=info.pk, workspace_id=info.workspace_id,
+                       user_id=info.user_id, trigger="seed", to_message_id=info.message_pks[-1],
+                       status=JobStatus.DONE, result={"seeded": True})
+            for info in pop.sessions if info.message_pks
+        ], batch_size=BATCH)
 
         summaries = 0
         for info in pop.sessions:
