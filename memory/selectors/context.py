@@ -262,6 +262,9 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     warnings = list(budget.warnings) + gathered.warnings
     if dropped:
         warnings.append(f"{len(dropped)} item(s) left out to stay within max_chars={budget.max_chars}")
+    warnings += [f"pinned instructions of {'workspace ' + repr(item.obj.workspace_id) if item.obj.workspace_id else 'the team'}"
+                 f" ({len(item.text)} characters) left out: they do not fit max_chars={budget.max_chars} or the L0 cap"
+                 for item in dropped if item.section == "instructions"]
     context = MemoryContext(
         retrieval_id=None,
         block=block,

@@ -49,3 +49,12 @@ def test_only_admins_pin_and_bad_text_is_400(admin_client, agent_client, other_a
     assert admin_client.put(URL, {"text": "a\u0000"}, format="json").status_code == 400
     admin_client.put(URL, {"text": "secret team rule"}, format="json")
     assert other_agent_client.get(URL).json()["text"] == ""
+
+
+def test_instructions_longer_than_the_budget_are_named_in_the_warnings(admin_client, agent_client):
+    admin_client.put(URL + "?workspace_id=w1", {"text": "规" * 400}, format="json")
+    body = agent_client.post("/api/v1/context", {"workspace_id": "w1", "user_id": "u1", "session_id": "s1",
+                                                 "query": "hi", "budget": {"max_chars": 300}}, format="json").json()
+    assert "规" not in body["block"]
+    assert any("pinned instructions of workspace 'w1' (400 characters) left out" in text
+               for text in body["diagnostics"]["warnings"])
