@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench replay-locomo clean
+.PHONY: install run test bench eval replay-locomo clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -26,6 +26,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	benchmarks/bench.sh
+
+eval: $(STAMP)
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py evaluate locomo --json var/eval-locomo.json
+	$(PY) manage.py evaluate madial --json var/eval-madial.json
 
 replay-locomo: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0

@@ -76,9 +76,9 @@ def index_tokens(text: str) -> list[str]:
     return tokens
 
 
-def query_tokens(text: str) -> list[str]:
+def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
     """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words),
-    at most MAX_QUERY_TOKENS."""
+    at most `limit` (None: all)."""
     seen: dict[str, None] = {}
     for kind, run in _runs(normalize(text)):
         if kind == "word":
@@ -89,7 +89,7 @@ def query_tokens(text: str) -> list[str]:
         else:
             for gram in _bigrams(run):
                 seen.setdefault(gram)
-    return list(seen)[:MAX_QUERY_TOKENS]
+    return list(seen)[:limit]
 
 
 def _bounded(tokens: list[str], budget: int) -> list[str]:

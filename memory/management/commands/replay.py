@@ -19,7 +19,6 @@ Django request path: middleware, authentication, parsing); with --url, to a runn
 import json
 import statistics
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,34 +28,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Team
 from accounts.services import agent_key_create, agent_key_revoke
-
-
-def locomo_date(text: str) -> datetime:
-    """'1:56 pm on 8 May, 2023' → an aware datetime (UTC)."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+from memory.evaluation import datasets
 
 
 def locomo_turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
-    """The conversation as a flat list of turns with session ids and times."""
-    conversation = sample["conversation"]
-    speaker_a = conversation["speaker_a"]
-    turns = []
-    index = 1
-    while f"session_{index}" in conversation:
-        started = locomo_date(conversation[f"session_{index}_date_time"])
-        for position, turn in enumerate(conversation[f"session_{index}"]):
-            content = turn["text"]
-            if turn.get("blip_caption"):
-                content += f" [shares an image: {turn['blip_caption']}]"
-            turns.append({
-                "session_id": f"{sample['sample_id']}-s{index}",
-                "role": "user" if turn["speaker"] == speaker_a else "assistant",
-                "content": content,
-                "occurred_at": (started + timedelta(seconds=30 * position)).isoformat(),
-                "metadata": {"speaker": turn["speaker"], "dia_id": turn.get("dia_id", "")},
-            })
-        index += 1
-    return turns
+    """The conversation as a flat list of turns in the simple format's shape."""
+    return [{"session_id": turn.session_id, "role": turn.role, "content": turn.content,
+             "occurred_at": turn.occurred_at.isoformat(), "metadata": {"speaker": turn.speaker, "dia_id": turn.dia_id}}
+            for turn in datasets.locomo_turns(sample)]
 
 
 class Command(BaseCommand):
