@@ -26,7 +26,7 @@ _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
-MAX_QUERY_TOKENS = 48  # a long query (a whole dialogue) keeps its first distinct tokens
+MAX_QUERY_TOKENS = 128  # a long query (a whole dialogue) keeps its last distinct tokens (the latest turns)
 FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
 OWNER_TOKEN_PREFIX = "zzo"
 _OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d")  # owner tokens are never searchable as text
@@ -77,8 +77,9 @@ def index_tokens(text: str) -> list[str]:
 
 
 def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
-    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words),
-    at most `limit` (None: all)."""
+    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words):
+    the last `limit` of them (None: all) — a long query is a conversation whose latest turns
+    matter most."""
     seen: dict[str, None] = {}
     for kind, run in _runs(normalize(text)):
         if kind == "word":
@@ -89,7 +90,8 @@ def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
         else:
             for gram in _bigrams(run):
                 seen.setdefault(gram)
-    return list(seen)[:limit]
+    tokens = list(seen)
+    return tokens if limit is None else tokens[max(0, len(tokens) - limit):]
 
 
 def _bounded(tokens: list[str], budget: int) -> list[str]:

@@ -175,9 +175,10 @@ def test_earlier_messages_stay_within_the_same_workspace_and_live_sessions(princ
     assert [m.content for m in context.section("earlier_messages")] == ["the vault is in the basement"]
 
 
-def test_a_very_long_query_is_capped_and_still_finds_the_memory(principal):
+def test_a_very_long_query_keeps_its_latest_turns_and_finds_the_memory(principal):
+    """A long query is a conversation: its last tokens are kept (MADial recall@10 0.448 → 0.546)."""
     target = make_node(principal, user_id="u1", type="fact", title="用户喜欢在周末爬山")
-    long_query = "周末爬山" + "，".join(f"这是一段很长的对话内容第{i}句" for i in range(200))
+    long_query = "，".join(f"这是一段很长的对话内容第{i}句" for i in range(200)) + "。周末去爬山吗"
     context = build(principal, long_query, owner=Owner(user_id="u1"))
     assert target.pk in context.used_memory_ids
 
