@@ -10,6 +10,8 @@ team: a session is keyed by (team, workspace_id, user_id, session_id), so two us
 teams that both say "s1" talk about different sessions.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Coalesce
@@ -83,6 +85,17 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+
+SPEAKER_NAME_MAX = 64
+
+
+def speaker_name(metadata: Any) -> str:
+    """The speaker's name an agent gave in a message's metadata (`speaker`, else `name`), or ""."""
+    if not isinstance(metadata, dict):
+        return ""
+    name = metadata.get("speaker") or metadata.get("name")
+    return name if isinstance(name, str) and 0 < len(name) <= SPEAKER_NAME_MAX else ""
 
 
 class Message(models.Model):

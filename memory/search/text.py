@@ -7,16 +7,20 @@ Tokens, the standard CJK-analyzer approach:
   so that one-character queries still match. Runs never join across punctuation or script
   changes, so `发布前先跑pytest再推到Staging环境` yields `pytest`, `staging`, `环境`, … and
   `少油，少辣` never yields `油少`.
+Words of ASCII letters are reduced to their Snowball English stem (PyStemmer), in the index
+and in queries alike, so `painted` finds `paint`.
 A query uses bigrams for CJK runs of two or more characters, the unigram for a
 one-character run, and drops English stop words.
 """
 
 import hashlib
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 
 import opencc
+import Stemmer
 
 _T2S = opencc.OpenCC("t2s")
 
@@ -44,6 +48,19 @@ ENGLISH_STOP_WORDS = frozenset(
 )
 
 
+_STEMMERS = threading.local()  # a PyStemmer object is not safe to share between threads
+
+
+def stem(word: str) -> str:
+    """The Snowball English stem of a word of ASCII letters; any other word as it is."""
+    if not (word.isascii() and word.isalpha()):
+        return word
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+    return stemmer.stemWord(word)
+
+
 def normalize(text: str) -> str:
     """NFKC, case-fold and fold traditional Chinese to simplified. Length may change."""
     return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
@@ -68,7 +85,7 @@ def index_tokens(text: str) -> list[str]:
     unigrams: list[str] = []
     for kind, run in _runs(normalize(text)):
         if kind == "word":
-            tokens.append(run)
+            tokens.append(stem(run))
         else:
             tokens.extend(_bigrams(run))
             unigrams.extend(run)
@@ -84,7 +101,7 @@ def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
     for kind, run in _runs(normalize(text)):
         if kind == "word":
             if run not in ENGLISH_STOP_WORDS and not _OWNER_TOKEN.match(run):
-                seen.setdefault(run)
+                seen.setdefault(stem(run))
         elif len(run) == 1:
             seen.setdefault(run)
         else:

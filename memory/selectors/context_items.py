@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memory.models import Message, Node
+from memory.models import Message, Node, speaker_name
 from memory.search.text import normalize
 
 MESSAGE_EXCERPT_CHARS = 280
@@ -91,10 +91,8 @@ def node_item(section: str, node: Node, why: str, matched: tuple[str, ...] = ())
 
 def speaker(message: Message) -> str:
     """`role`, or `role (name)` when the agent gave the speaker's name in metadata (speaker or name)."""
-    name = message.metadata.get("speaker") or message.metadata.get("name") if isinstance(message.metadata, dict) else None
-    if isinstance(name, str) and 0 < len(name) <= 64:
-        return f"{message.role} ({one_line(name)})"
-    return message.role
+    name = speaker_name(message.metadata)
+    return f"{message.role} ({one_line(name)})" if name else message.role
 
 
 def message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:

@@ -10,7 +10,7 @@ from memory.search.engine import rank
 from memory.search.text import episodic_token, normalize, owner_token, query_tokens
 from memory.selectors.nodes import Owner
 
-MESSAGE_FIELD_WEIGHTS = (1.0,)
+MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from accounts.principal import Principal
 from memory.capture.triggers import capture_after_append
 from memory.errors import InvalidInput
 from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_MAX
-from memory.models import Message, MessageRole, Session
+from memory.models import Message, MessageRole, Session, speaker_name
 from memory.search.text import document_tokens, episodic_token, owner_token
 from memory.services.audit import audit_record
 from memory.services.sessions import SessionRef, session_get_or_create
@@ -41,8 +41,10 @@ def message_owner_tokens(session: Session) -> list[str]:
     ]
 
 
-def message_search_tokens(content: str, session: Session) -> str:
-    return document_tokens([content], owners=message_owner_tokens(session))
+def message_search_tokens(content: str, session: Session, metadata: Any = None) -> str:
+    """The keyword index text of a message: its content, then the speaker's name (a question
+    naming a person finds what that person said; see memory.selectors.messages weights)."""
+    return document_tokens([content, speaker_name(metadata)], owners=message_owner_tokens(session))
 
 
 def _validate(item: MessageInput, prefix: str) -> None:
@@ -118,7 +120,7 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
                     metadata=item.metadata,
                     created_at=now,
                     occurred_at=item.occurred_at,
-                    search_tokens=message_search_tokens(item.content, session),
+                    search_tokens=message_search_tokens(item.content, session, item.metadata),
                 )
             )
         created = Message.objects.bulk_create(rows)
