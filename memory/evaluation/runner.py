@@ -141,6 +141,22 @@ def _item_ids(item, turn_of: dict[int, str]) -> set[str]:
     return set()
 
 
+def _l5_units(context, turn_of: dict[int, str]) -> list[set[str]]:
+    """The ids of the context's L5 hits in rank order; a follow-up counts with its message."""
+    units: list[set[str]] = []
+    unit_of_message: dict[int, set[str]] = {}
+    for item in context.items:
+        if item.layer != "L5":
+            continue
+        if item.after is not None and item.after in unit_of_message:
+            unit_of_message[item.after] |= _item_ids(item, turn_of)
+            continue
+        units.append(_item_ids(item, turn_of))
+        if item.kind == "message":
+            unit_of_message[item.obj.pk] = units[-1]
+    return units
+
+
 def locomo_evaluate(conversations: Sequence[Conversation], *, budget_top_n: int = 10, budget_chars: int = 1500,
                     keep: bool = False, log: Callable[[str], None] = print) -> dict:
     """Score LoCoMo: per conversation and overall, recall@k (LOCOMO_KS) of
@@ -198,8 +214,7 @@ def _locomo_questions(run: Run, conversation: Conversation, turn_of: dict[int, s
         series["bm25"].add([{conversation.turns[index].dia_id} for index in top], question.evidence, chars)
         request = ContextRequest(owner=owner, query=question.text)
         ranked = context_build(principal=run.principal, request=request, budget=ranking_budget, record=False)
-        l5 = [item for item in ranked.items if item.layer == "L5"]
-        series["context"].add([_item_ids(item, turn_of) for item in l5], question.evidence, ms=ranked.latency_ms)
+        series["context"].add(_l5_units(ranked, turn_of), question.evidence, ms=ranked.latency_ms)
         injected = context_build(principal=run.principal, request=request, budget=small_budget, record=False)
         series["budget"].add([set().union(*(_item_ids(item, turn_of) for item in injected.items))],
                              question.evidence, len(injected.block))

@@ -16,7 +16,8 @@ Sections of the rendered block, in display order, with the layer each belongs to
                                   known and still-open slots, notes (one line each)
   L5 [Relevant memories]          nodes relevant to the query (keyword search)
   L5 [Earlier messages]           earlier turns relevant to the query (episodic recall), also
-                                  from the user's other sessions, and in a new session
+                                  from the user's other sessions, and in a new session; each
+                                  with the turn that followed it, indented beneath (`  ↳ …`)
 L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlier message
 with the same text as a recent or better-ranked one is shown once.
 
@@ -105,12 +106,21 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
         top_n = min(budget.top_n, parts.top_n)
         node_hits, message_hits = parts.node_hits[:top_n], parts.message_hits[:top_n]
         gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in parts.node_hits[top_n:]]
-        interleaved: list[Item] = []
+        interleaved: list[list[Item]] = []  # hits by rank, a message hit with its follow-up
         for index in range(max(len(node_hits), len(message_hits))):
-            interleaved += node_hits[index : index + 1] + message_hits[index : index + 1]
-        hits = interleaved[:top_n]
-        gathered.omitted += [Omission(item.obj.pk, "over_limit") for item in interleaved[top_n:]
-                             if item.kind == "node"]
+            interleaved += [[item] for item in node_hits[index : index + 1]] + message_hits[index : index + 1]
+        placed: set[int] = set()
+        for unit in interleaved[:top_n]:
+            if unit[0].kind == "message" and unit[0].obj.pk in placed:
+                continue  # already shown as the follow-up of a better hit
+            for item in unit:
+                if item.kind == "message":
+                    if item.obj.pk in placed:
+                        continue
+                    placed.add(item.obj.pk)
+                hits.append(item)
+        gathered.omitted += [Omission(unit[0].obj.pk, "over_limit") for unit in interleaved[top_n:]
+                             if unit[0].kind == "node"]
     shown = {item.obj.pk for item in parts.standing + hits if item.kind == "node"}
     long_term = [item for item in parts.long_term if item.kind != "node" or item.obj.pk not in shown]
     defaults, hits = _resolve_conflicts(principal, request, session, parts.standing + long_term, hits, gathered,
@@ -124,7 +134,8 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
     gathered.candidates += hits
     recent = parts.recent[-budget.recent_messages:] if budget.recent_messages > 0 else []
     gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
-    gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": len(hits), "recent_messages": len(recent)}
+    gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": sum(1 for item in hits if item.after is None),
+                       "recent_messages": len(recent)}
     return gathered
 
 
@@ -172,8 +183,8 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
     held back goes in, in the same order, while the whole rendered block still fits. An item
     goes in whole or not at all. Recent messages stay a contiguous window: once one does not
-    fit, no older one is placed. `layer_caps` (the policy's l0_chars … l5_chars) bound the
-    characters of a layer's items in both passes.
+    fit, no older one is placed. A follow-up goes in only beneath its message. `layer_caps`
+    (the policy's l0_chars … l5_chars) bound the characters of a layer's items in both passes.
     """
     layer_caps = layer_caps or {}
     layer_used: dict[str, int] = {}
@@ -183,6 +194,8 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     used: dict[str, int] = {}
 
     def try_add(item: Item) -> bool:
+        if item.after is not None and not any(hit.kind == "message" and hit.obj.pk == item.after for hit in chosen):
+            return False  # a follow-up is shown only beneath its message
         cap = layer_caps.get(item.layer)
         if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
             return False

@@ -29,6 +29,7 @@ from memory.selectors.context_items import (
     SECTION_SHARES,
     Item,
     correction_item,
+    followup_item,
     instructions_items,
     message_item,
     node_item,
@@ -92,7 +93,7 @@ class Parts:
     summary: Summary | None = None
     recent: list[Message] = field(default_factory=list)
     node_hits: list[Item] = field(default_factory=list)
-    message_hits: list[Item] = field(default_factory=list)
+    message_hits: list[list[Item]] = field(default_factory=list)  # each: the hit, then its follow-up if any
     omitted: list[Omission] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degraded: bool = False
@@ -178,7 +179,11 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
             exclude_ids={message.pk for message in parts.recent},
             exclude_texts={normalize(message.content) for message in parts.recent},
         )
-        parts.message_hits = [message_item("earlier_messages", hit.message, "relevant", hit.matched) for hit in found]
+        parts.message_hits = [
+            [message_item("earlier_messages", hit.message, "relevant", hit.matched)]
+            + ([followup_item(hit.followup, hit.message.pk)] if hit.followup is not None else [])
+            for hit in found
+        ]
     except Exception as error:  # noqa: BLE001 - as above
         parts.fail("message search", error)
 

@@ -9,6 +9,7 @@ from memory.models import Message, Node, speaker_name
 from memory.search.text import normalize
 
 MESSAGE_EXCERPT_CHARS = 280
+FOLLOWUP_EXCERPT_CHARS = 160  # the turn after an earlier message that matched, shown beneath it
 
 SECTIONS = {  # display order
     "instructions": ("L0", "[Instructions]"),
@@ -47,6 +48,7 @@ class Item:
     text: str
     why: str
     matched: tuple[str, ...] = ()
+    after: int | None = None  # a follow-up: the id of the message it follows (shown only beneath it)
 
     @property
     def layer(self) -> str:
@@ -103,15 +105,24 @@ def message_item(section: str, message: Message, why: str, matched: tuple[str, .
     return Item(section, "message", message, text, why, matched)
 
 
+def followup_item(message: Message, hit_id: int) -> Item:
+    """The turn after an earlier message that matched, indented beneath it: `  ↳ role: text`."""
+    text = f"  ↳ {speaker(message)}: {excerpt(message.content, FOLLOWUP_EXCERPT_CHARS)}"
+    return Item("earlier_messages", "message", message, text, "followup", after=hit_id)
+
+
 def render(items: list[Item]) -> str:
-    """The text block for `items`: sections in display order, recent messages oldest first."""
+    """The text block for `items`: sections in display order, recent messages oldest first,
+    a follow-up right beneath the message it follows."""
     blocks = []
     for section, (_, header) in SECTIONS.items():
-        lines = [item for item in items if item.section == section]
+        lines = [item for item in items if item.section == section and item.after is None]
         if not lines:
             continue
         if section == "recent_messages":
             lines.sort(key=lambda item: item.obj.pk)
+        followups = {item.after: item for item in items if item.section == section and item.after is not None}
+        lines = [line for item in lines for line in (item, followups.get(item.obj.pk)) if line is not None]
         blocks.append(header + "\n" + "\n".join(item.text for item in lines))
     return "\n\n".join(blocks)
 

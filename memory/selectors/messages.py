@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from accounts.principal import Principal
 from memory.models import Message, Session
@@ -18,6 +18,7 @@ class MessageHit:
     message: Message
     score: float
     matched: tuple[str, ...]
+    followup: Message | None = None  # the next turn of the same session (the reply, usually)
 
 
 def messages_recent(*, session: Session, limit: int) -> list[Message]:
@@ -54,6 +55,10 @@ def messages_search(
     to join sessions to filter. Messages whose normalised text repeats an excluded text or a
     better-ranked hit are skipped; the hits for a smaller `limit` are a prefix of those for
     a larger one.
+
+    Each hit comes with its follow-up: the next message of its session (the answer to a
+    question, the reply to a statement: LoCoMo evidence is often there), unless that one is
+    excluded (already in the recent window). The caller shows a message only once.
     """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0 or (session is None and not owner.user_id):
@@ -92,5 +97,19 @@ def messages_search(
             seen.add(text)
             hits.append(MessageHit(message, item.score, item.matched))
             if len(hits) == limit:
-                return hits
-    return hits
+                return _with_followups(hits, exclude_ids)
+    return _with_followups(hits, exclude_ids)
+
+
+def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:
+    """The hits with the next message of each one's session (two queries for all of them)."""
+    if not hits:
+        return hits
+    first = hits[0].message
+    following = Message.objects.filter(team_id=first.team_id, session_id=OuterRef("session_id"), pk__gt=OuterRef("pk"))
+    next_of = dict(Message.objects.filter(team_id=first.team_id, pk__in=[hit.message.pk for hit in hits])
+                   .annotate(next_pk=Subquery(following.order_by("pk").values("pk")[:1]))
+                   .values_list("pk", "next_pk"))
+    wanted = {pk for pk in next_of.values() if pk is not None and pk not in exclude_ids}
+    found = Message.objects.select_related("session").in_bulk(sorted(wanted))
+    return [MessageHit(hit.message, hit.score, hit.matched, found.get(next_of.get(hit.message.pk))) for hit in hits]
