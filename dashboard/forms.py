@@ -152,3 +152,13 @@ class ForgetForm(forms.Form):
             self.add_error("confirm_word", f"Type “{CONFIRM_WORD}” to erase for good.")
         return cleaned
 
+
+class SessionFilterForm(forms.Form):
+    """The session list's filters (R-UI). All optional; bound to request.GET."""
+
+    workspace_id = forms.CharField(label="Workspace", required=False, max_length=limits.IDENTITY_MAX)
+    user_id = forms.CharField(label="User", required=False, max_length=limits.IDENTITY_MAX)
+    session_id = forms.CharField(label="Session", required=False, max_length=limits.IDENTITY_MAX)
+    status = forms.ChoiceField(
+        choices=[("", "live"), ("forgotten", "forgotten (soft)"), ("all", "all")], required=False,
+    )

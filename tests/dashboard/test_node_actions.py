@@ -240,6 +240,16 @@ def test_actions_post_with_the_csrf_header_htmx_sends(editor, fact):
     assert status_of(fact) == NodeStatus.EXPIRED
 
 
+def test_source_messages_and_the_session_link_into_the_session_page(viewer_client, principal):
+    message = make_message(principal, "我不吃香菜", session_id="chat-7")
+    node = make_node(principal, title="不吃香菜", scope="session", session_id="chat-7", workspace_id="proj-b",
+                     user_id="u-2", source_message_ids=[message.pk])
+    html = viewer_client.get(url(node)).content.decode()
+    session_url = reverse("dashboard:session", args=[message.session_id])
+    assert f'href="{session_url}?message={message.pk}#m-{message.pk}"' in html
+    assert f'href="{session_url}"' in html
+
+
 def test_node_page_queries_do_not_grow_with_the_chain_audit_and_sources(editor_client, principal, fact):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
