@@ -133,6 +133,23 @@ def test_a_bad_message_link_falls_back_to_the_first_page(viewer_client, principa
     assert response.status_code == 200 and response.context["page_obj"].number == 1
 
 
+def test_session_page_queries_do_not_grow_with_messages_or_summaries(viewer_client, principal):
+    session, messages = conversation(principal, "chat", 4)
+    summarise(principal, session, messages[1], "one")
+
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert viewer_client.get(page_url(session)).status_code == 200
+        return len(queries)
+
+    few = count()
+    for number in range(30):
+        make_message(principal, f"more {number}", session_id="chat", workspace_id="proj-a", user_id="u-1")
+        if number % 10 == 9:
+            summarise(principal, session, Message.objects.filter(session=session).last(), f"summary {number}")
+    assert count() == few
+
+
 def test_message_paging_over_htmx_returns_only_the_messages(viewer_client, principal):
     session, _ = conversation(principal, "long", 60)
     response = viewer_client.get(page_url(session, page=2), HTTP_HX_REQUEST="true")
