@@ -4,6 +4,7 @@ Nothing set: SQLite in ./var/, tasks in-process, DEBUG on for local use.
 Production: DATABASE_URL=postgres://..., SECRET_KEY, ALLOWED_HOSTS, DEBUG=false.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "accounts",
     "memory",
     "dashboard",
@@ -54,6 +56,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout flagged during login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -104,6 +108,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# django-axes first: it refuses a locked-out login before the password is even checked (R-UI).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Lockout after repeated failed logins: AXES_FAILURE_LIMIT failures of one username from one
+# address lock that pair out for AXES_COOLOFF_MINUTES (429 with the lockout page); a success
+# before that clears the count. Keyed on the pair so that a stranger cannot lock a member out
+# from everywhere. Behind a reverse proxy REMOTE_ADDR is the proxy's address: the lock then
+# works per username.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:memories"
 LOGOUT_REDIRECT_URL = "login"

@@ -15,6 +15,7 @@ from django.http import Http404
 from django_htmx.http import HttpResponseClientRedirect
 from django_scopes import scope
 
+from accounts.models import Role
 from accounts.principal import TeamChoice, principal_for_user_role, team_choices
 from memory.errors import AccessDenied, NotFound
 
@@ -63,3 +64,19 @@ def team_required(view):
                 raise PermissionDenied(str(error)) from error
 
     return wrapped
+
+
+EDIT_ROLES = frozenset({Role.EDITOR, Role.ADMIN})
+
+
+def edit_refusal(request) -> str | None:
+    """Why the request's login may not change memories or conversations in its team, or None
+    when it may (R-TEN: viewers read; editors and admins review, correct, forget, restore).
+
+    Checked by every dashboard write on the server; hiding the buttons is only a courtesy.
+    The services check again through the principal's writable scopes (an editor may not
+    change global memory).
+    """
+    if getattr(request, "team_role", None) in EDIT_ROLES:
+        return None
+    return f"Your role in this team ({request.team_role}) reads only; editors and admins make changes."

@@ -1,11 +1,13 @@
 from django.urls import path
 
-from dashboard import views
+from dashboard.views import memories, nodes, sessions
 
 app_name = "dashboard"
 
 urlpatterns = [
-    path("", views.memories, name="memories"),
-    path("nodes/<id:node_id>", views.node_detail, name="node"),
-    path("team", views.team_switch, name="team_switch"),
+    path("", memories.memories, name="memories"),
+    path("nodes/<id:node_id>", nodes.node_page, name="node"),
+    path("sessions", sessions.session_list, name="sessions"),
+    path("sessions/<id:session_pk>", sessions.session_page, name="session"),
+    path("team", memories.team_switch, name="team_switch"),
 ]

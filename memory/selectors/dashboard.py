@@ -1,4 +1,4 @@
-"""Reads for the dashboard pages (R-UI): the memory browser and the node page.
+"""Reads for the dashboard pages (R-UI): the memory browser, the node page and the sessions.
 
 Every function takes the request's `principal` as a required keyword and starts from its
 team (and the workspaces it may read), like the other selectors; run them inside
@@ -7,11 +7,13 @@ team (and the workspaces it may read), like the other selectors; run them inside
 
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.models import Message, Node, NodeStatus
+from memory.errors import NotFound
+from memory.models import Message, Node, NodeStatus, Session, Summary
 from memory.selectors.nodes import node_list, node_text_filter, status_q
 
 
@@ -60,3 +62,81 @@ def node_source_messages(*, principal: Principal, node: Node) -> list[Message]:
             Q(session__workspace_id__in=sorted(principal.workspace_ids)) | Q(session__workspace_id="")
         )
     return list(messages.order_by("node_links__position", "pk"))
+
+
+def _count_of(queryset: QuerySet, group: str) -> Coalesce:
+    """A correlated COUNT(*) of `queryset` (already filtered by OuterRef) grouped by `group`; 0 when none."""
+    counted = queryset.order_by().values(group).annotate(count=Count("pk")).values("count")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def _readable_sessions(principal: Principal) -> QuerySet[Session]:
+    sessions = Session.objects.filter(team=principal.team)
+    if principal.workspace_ids is not None:
+        sessions = sessions.filter(workspace_id__in=sorted(principal.workspace_ids))
+    return sessions
+
+
+def session_browse(*, principal: Principal, filters: dict[str, str]) -> QuerySet[Session]:
+    """The team's conversations for the session list, most recent message first.
+
+    `filters`: workspace_id, user_id, session_id (exact ids; empty ignored) and status: "" for
+    live sessions, "forgotten" for soft-forgotten ones, "all". Each row carries
+    `message_count`, `summary_count` and `node_count` (session-scope memories), counted in
+    the same query. Lazy queryset.
+    """
+    sessions = _readable_sessions(principal)
+    exact = {name: filters[name] for name in ("workspace_id", "user_id") if filters.get(name)}
+    if filters.get("session_id"):
+        exact["external_id"] = filters["session_id"]
+    sessions = sessions.filter(**exact)
+    status = filters.get("status", "")
+    if status == "forgotten":
+        sessions = sessions.filter(deleted_at__isnull=False)
+    elif status != "all":
+        sessions = sessions.filter(deleted_at__isnull=True)
+    return sessions.annotate(
+        message_count=_count_of(Message.objects.filter(session=OuterRef("pk")), "session"),
+        summary_count=_count_of(Summary.objects.filter(session=OuterRef("pk")), "session"),
+        node_count=_count_of(Node.objects.filter(session=OuterRef("pk")).exclude(status=NodeStatus.DELETED), "session"),
+    ).order_by(F("last_message_at").desc(nulls_last=True), "-pk")
+
+
+def session_for_page(*, principal: Principal, session_pk: int) -> Session:
+    """One conversation of the team by its database id, soft-forgotten ones included (so that
+    they can still be forgotten for good). Raises NotFound for another team's id, an unknown
+    one, or a workspace the principal may not read."""
+    session = _readable_sessions(principal).filter(pk=session_pk).first()
+    if session is None:
+        raise NotFound(f"no session {session_pk}")
+    return session
+
+
+def session_messages(*, principal: Principal, session: Session) -> QuerySet[Message]:
+    """The conversation's messages in server order (oldest first), for paging; none once it
+    was forgotten (a forgotten conversation leaves every read path, R-STORE)."""
+    if session.deleted_at is not None:
+        return Message.objects.none()
+    return Message.objects.filter(team=principal.team, session=session).order_by("pk")
+
+
+def session_message_position(*, principal: Principal, session: Session, message_id: int) -> int | None:
+    """How many messages of the conversation come before `message_id` (0-based), or None when
+    it is not one of them; the page to show is position // page size + 1."""
+    messages = session_messages(principal=principal, session=session)
+    if not messages.filter(pk=message_id).exists():
+        return None
+    return messages.filter(pk__lt=message_id).count()
+
+
+def session_summary_chain(*, principal: Principal, session: Session) -> list[Summary]:
+    """The conversation's summary chain, oldest first (each links to the one before it by
+    `parent_id`); each summary carries `message_count`, the messages its range
+    from_message_id..to_message_id covers. Empty once the conversation was forgotten. One query."""
+    if session.deleted_at is not None:
+        return []
+    covered = Message.objects.filter(session=OuterRef("session"), pk__gte=OuterRef("from_message_id"),
+                                     pk__lte=OuterRef("to_message_id"))
+    chain = Summary.objects.filter(team=principal.team, session=session).annotate(
+        message_count=_count_of(covered, "session"))
+    return list(chain.order_by("pk"))

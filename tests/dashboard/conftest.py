@@ -1,6 +1,7 @@
 """Dashboard test data, made through the services like an agent would store it."""
 
 import pytest
+from django.test import Client
 
 from memory.services.messages import MessageInput, messages_append
 from memory.services.nodes import NodeInput, node_create
@@ -21,3 +22,20 @@ def make_message(principal, content, *, session_id="s-1", workspace_id="proj-b",
 def viewer_client(client, viewer):
     client.force_login(viewer)
     return client
+
+
+def logged_in(user):
+    """A test client of its own, logged in as `user` (several logins in one test)."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def editor_client(editor):
+    return logged_in(editor)
+
+
+@pytest.fixture
+def admin_client(admin):
+    return logged_in(admin)

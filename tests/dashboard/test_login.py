@@ -62,3 +62,43 @@ def test_htmx_is_served_from_django_htmx_static_files(viewer_client):
     html = viewer_client.get(reverse("dashboard:memories")).content.decode()
     assert "/static/django_htmx/htmx-2" in html
     assert "cdn" not in html.lower() and "unpkg" not in html.lower()
+
+
+def _fail(client, times: int, username: str = "vera"):
+    return [client.post(reverse("login"), {"username": username, "password": "wrong"}) for _ in range(times)]
+
+
+def test_five_failed_logins_lock_the_login_out_even_with_the_right_password(client, viewer, settings):
+    assert settings.AXES_FAILURE_LIMIT == 5
+    responses = _fail(client, 4)
+    assert [response.status_code for response in responses] == [200] * 4
+    assert _fail(client, 1)[0].status_code == 429
+    locked = client.post(reverse("login"), {"username": "vera", "password": "pw-vera"})
+    assert locked.status_code == 429
+    assert "_auth_user_id" not in client.session
+    html = locked.content.decode()
+    assert "Too many failed logins" in html and "<b>vera</b>" in html and "15 minutes" in html
+
+
+def test_lockout_of_one_login_leaves_another_login_alone(client, viewer, editor):
+    _fail(client, 5)
+    response = client.post(reverse("login"), {"username": "eddie", "password": "pw-eddie"})
+    assert response.status_code == 302
+    assert client.session["_auth_user_id"] == str(editor.pk)
+
+
+def test_a_successful_login_clears_the_failure_count(client, viewer):
+    _fail(client, 4)
+    assert client.post(reverse("login"), {"username": "vera", "password": "pw-vera"}).status_code == 302
+    client.post(reverse("logout"))
+    assert [response.status_code for response in _fail(client, 4)] == [200] * 4
+    assert client.post(reverse("login"), {"username": "vera", "password": "pw-vera"}).status_code == 302
+
+
+def test_lockout_page_escapes_the_username_typed(client, db):
+    payload = '<script>alert(1)</script>"><img src=x onerror=alert(1)>'
+    response = _fail(client, 5, username=payload)[-1]
+    html = response.content.decode()
+    assert response.status_code == 429
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

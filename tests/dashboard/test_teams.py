@@ -5,7 +5,7 @@ from django_scopes import scope
 
 from accounts.models import Role
 from accounts.services import membership_set
-from tests.dashboard.conftest import make_node
+from tests.dashboard.conftest import make_message, make_node
 
 
 def test_user_without_a_team_gets_a_plain_403(client, db):
@@ -77,14 +77,36 @@ def test_switcher_lists_only_the_users_teams(viewer_client, other_team):
     assert 'value="globex"' not in html
 
 
-@pytest.mark.parametrize("page", ["list", "node"])
+@pytest.mark.parametrize("page", ["list", "node", "sessions", "session"])
 def test_pages_run_inside_the_team_scope(client, viewer, principal, page):
     """Outside the test's scopes_disabled(), an unscoped query would raise ScopeError: the
     view must set the team scope itself, templates included."""
-    node = make_node(principal, title="Scoped")
+    message = make_message(principal, "Scoped message", session_id="scoped-chat")
+    node = make_node(principal, title="Scoped", scope="session", session_id="scoped-chat", workspace_id="proj-b",
+                     user_id="u-2", source_message_ids=[message.pk])
     client.force_login(viewer)
-    url = reverse("dashboard:memories") if page == "list" else reverse("dashboard:node", args=[node.pk])
+    url = {
+        "list": reverse("dashboard:memories"),
+        "node": reverse("dashboard:node", args=[node.pk]),
+        "sessions": reverse("dashboard:sessions"),
+        "session": reverse("dashboard:session", args=[message.session_id]),
+    }[page]
     with scope():  # scopes enabled, no team: only the view's own scope makes queries work
         response = client.get(url)
     assert response.status_code == 200
-    assert "Scoped" in response.content.decode()
+    assert "scoped-chat" in response.content.decode()
+
+
+@pytest.mark.parametrize("action", ["node", "session"])
+def test_actions_run_inside_the_team_scope(client, editor, principal, action):
+    message = make_message(principal, "Scoped message", session_id="scoped-chat")
+    node = make_node(principal, title="Scoped", source_message_ids=[message.pk])
+    client.force_login(editor)
+    if action == "node":
+        url, data = reverse("dashboard:node", args=[node.pk]), {"action": "expire", "expire-reason": "r"}
+    else:
+        url = reverse("dashboard:session", args=[message.session_id])
+        data = {"action": "forget", "forget-mode": "soft", "forget-reason": "r"}
+    with scope():
+        response = client.post(url, data)
+    assert response.status_code == 302

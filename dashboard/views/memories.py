@@ -1,4 +1,4 @@
-"""Dashboard pages (R-UI): thin adapters that validate, call selectors and render.
+"""The memory browser and the team switcher (R-UI): thin adapters that validate, call selectors and render.
 
 Views render eagerly with render() inside the team scope set by @team_required, so lazy
 querysets are evaluated while the scope is active.
@@ -14,8 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 from accounts.principal import team_choices
 from dashboard.forms import NodeFilterForm, TeamSwitchForm
 from dashboard.teams import SESSION_TEAM_KEY, team_required
-from memory.selectors.dashboard import node_browse, node_source_messages, node_status_counts
-from memory.selectors.nodes import node_audit_trail, node_chain, node_get
+from memory.selectors.dashboard import node_browse, node_status_counts
 
 PAGE_SIZE = 50
 
@@ -39,18 +38,6 @@ def memories(request):
     if request.htmx and not request.htmx.history_restore_request:
         template += "#results"
     return render(request, template, {"form": form, "page_obj": page_obj, "status_counts": status_counts})
-
-
-@require_GET
-@team_required
-def node_detail(request, node_id: int):
-    """One node, read-only: its fields, supersede chain, audit trail and source messages."""
-    principal = request.principal
-    node = node_get(principal=principal, node_id=node_id)
-    chain = node_chain(principal=principal, node=node)
-    audit = node_audit_trail(principal=principal, node_ids=[item.pk for item in chain])
-    sources = node_source_messages(principal=principal, node=node)
-    return render(request, "dashboard/node.html", {"node": node, "chain": chain, "audit": audit, "sources": sources})
 
 
 @require_POST
