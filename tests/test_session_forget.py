@@ -209,8 +209,7 @@ def test_the_users_other_session_and_the_other_team_are_untouched(agent_client, 
     assert Node.objects.get(pk=world["other_node"].pk).status == NodeStatus.ACTIVE
     recalled = agent_client.post(reverse("api-context"), {**S1, "session_id": "s3", "query": "okapi"},
                                  format="json").json()
-    assert [m["content"] for m in recalled["relevant_messages"]] == [  # the hit and the turn after it
-        "OKAPI-KEEP-3 a different conversation", "the release went out"]
+    assert [m["content"] for m in recalled["relevant_messages"]] == ["OKAPI-KEEP-3 a different conversation"]
     globex = other_agent_client.get(reverse("api-messages"), S1).json()["results"]
     assert [m["content"] for m in globex] == [f"globex {MARKER} {MARKER_ZH}"]
     assert Node.objects.filter(pk=world["globex_node"].pk).exists()

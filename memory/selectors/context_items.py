@@ -8,8 +8,8 @@ from typing import Any
 from memory.models import Message, Node, speaker_name
 from memory.search.text import normalize
 
-MESSAGE_EXCERPT_CHARS = 280
-FOLLOWUP_EXCERPT_CHARS = 160  # the turn after an earlier message that matched, shown beneath it
+MESSAGE_EXCERPT_CHARS = 200
+FOLLOWUP_EXCERPT_CHARS = 120  # the turn after an earlier message that matched, shown beneath it
 
 SECTIONS = {  # display order
     "instructions": ("L0", "[Instructions]"),

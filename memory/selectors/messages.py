@@ -56,9 +56,9 @@ def messages_search(
     better-ranked hit are skipped; the hits for a smaller `limit` are a prefix of those for
     a larger one.
 
-    Each hit comes with its follow-up: the next message of its session (the answer to a
-    question, the reply to a statement: LoCoMo evidence is often there), unless that one is
-    excluded (already in the recent window). The caller shows a message only once.
+    A hit that asks something (a "?" in it) comes with its follow-up: the next message of
+    its session, where the answer usually is — unless that one is excluded (already in the
+    recent window). The caller shows a message only once.
     """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0 or (session is None and not owner.user_id):
@@ -102,12 +102,15 @@ def messages_search(
 
 
 def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:
-    """The hits with the next message of each one's session (two queries for all of them)."""
+    """The hits, those that ask with the next message of their session (two queries for all)."""
     if not hits:
         return hits
     first = hits[0].message
     following = Message.objects.filter(team_id=first.team_id, session_id=OuterRef("session_id"), pk__gt=OuterRef("pk"))
-    next_of = dict(Message.objects.filter(team_id=first.team_id, pk__in=[hit.message.pk for hit in hits])
+    asking = [hit.message.pk for hit in hits if "?" in normalize(hit.message.content)]
+    if not asking:
+        return hits
+    next_of = dict(Message.objects.filter(team_id=first.team_id, pk__in=asking)
                    .annotate(next_pk=Subquery(following.order_by("pk").values("pk")[:1]))
                    .values_list("pk", "next_pk"))
     wanted = {pk for pk in next_of.values() if pk is not None and pk not in exclude_ids}

@@ -347,3 +347,31 @@ def test_budgets_that_share_reads_build_exactly_what_separate_calls_build(princi
         assert sorted((item.node_id, item.reason) for item in shared.omitted) == sorted(
             (item.node_id, item.reason) for item in alone.omitted)
     assert len(reads) == 1 and any(item.section == "relevant" for item in shared.items)
+
+
+def test_an_earlier_question_comes_with_the_turn_that_answered_it(principal):
+    """Episodic recall shows a matching question with the next turn of its session beneath it
+    (the answer); a matching statement comes alone; a message is never shown twice."""
+    old = Owner(workspace_id="home", user_id="xiaoming", session_id="old")
+    append(principal, "Which gym did you join?", **old.__dict__)
+    append(principal, "The one on Elm street, it opens at six.", role="assistant", **old.__dict__)
+    append(principal, "I also like the swimming pool there.", **old.__dict__)
+    append(principal, "Great, the pool is heated.", role="assistant", **old.__dict__)
+    context = build(principal, "gym pool", owner=Owner(workspace_id="home", user_id="xiaoming", session_id="new"))
+    lines = context.block.split("\n")
+    asked = next(index for index, line in enumerate(lines) if "Which gym did you join?" in line)
+    assert lines[asked + 1] == "  ↳ assistant: The one on Elm street, it opens at six."
+    assert sum("Elm street" in line for line in lines) == 1
+    statement = next(line for line in lines if "swimming pool" in line)
+    assert lines[lines.index(statement) + 1:lines.index(statement) + 2] != ["  ↳ assistant: Great, the pool is heated."]
+    followup = next(item for item in context.items if item.why == "followup")
+    assert followup.after == next(item.obj.pk for item in context.items if "Which gym" in item.text)
+
+
+def test_a_followup_is_left_out_with_its_question_and_not_shown_alone(principal):
+    old = Owner(workspace_id="home", user_id="xiaoming", session_id="old")
+    append(principal, "Which gym did you join? " + "long " * 60, **old.__dict__)
+    append(principal, "Elm street.", role="assistant", **old.__dict__)
+    context = build(principal, "gym", owner=Owner(workspace_id="home", user_id="xiaoming", session_id="new"),
+                    budget={"max_chars": 120})
+    assert "Elm street" not in context.block
