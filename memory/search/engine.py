@@ -7,8 +7,9 @@ caller's reach (owner tokens, see memory.search.text.owner_token).
 1. Direct: fetch the rows in reach matching any query token; when there are at most
    DIRECT_CANDIDATES, they are all the candidates and document frequencies are counted
    among them.
-2. Otherwise, probes: for each query token, count matching rows, stopping at DF_PROBE_CAP
-   (one SQL statement for all tokens); tokens that reach the cap are common. Candidates are
+2. Otherwise, probes: for each query token not already seen in DF_PROBE_CAP of the rows
+   fetched in step 1, count matching rows, stopping at DF_PROBE_CAP (one SQL statement for all
+   tokens); tokens that reach the cap are common. Candidates are
    the rows matching any rare token or, when every token is common, rows matching all of
    them plus the most recent rows matching any (at most MAX_CANDIDATES).
 3. Score: BM25F over the fields of `search_tokens` with per-field weights, idf from the
@@ -140,7 +141,13 @@ def rank(
         parsed = _parse(rows, set(tokens), weights)
         frequencies = Counter(token for _, tf, _ in parsed for token in tf)
     else:
-        probed = document_frequencies(queryset, tokens[:MAX_PROBED_TOKENS], owners)
+        # A token in DF_PROBE_CAP or more of the rows already fetched is common: no need to
+        # probe it (its probe would read the longest posting lists only to return the cap).
+        wanted, sampled = set(tokens), Counter()
+        for row in rows:
+            sampled.update(wanted.intersection(row[1].split()))
+        common = {token for token, count in sampled.items() if count >= DF_PROBE_CAP}
+        probed = document_frequencies(queryset, [t for t in tokens if t not in common][:MAX_PROBED_TOKENS], owners)
         frequencies = Counter({token: probed.get(token, DF_PROBE_CAP) for token in tokens})
         rows = _candidates(queryset, frequencies, fields, owners)
         parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0}, weights)
