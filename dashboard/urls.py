@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import memories, nodes, preview, sessions
+from dashboard.views import budgets, memories, nodes, preview, sessions
 
 app_name = "dashboard"
 
@@ -10,5 +10,6 @@ urlpatterns = [
     path("sessions", sessions.session_list, name="sessions"),
     path("sessions/<id:session_pk>", sessions.session_page, name="session"),
     path("preview", preview.preview, name="preview"),
+    path("budgets", budgets.budgets, name="budgets"),
     path("team", memories.team_switch, name="team_switch"),
 ]
