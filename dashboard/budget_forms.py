@@ -3,7 +3,7 @@
 service (memory.services.policies.policy_changes_clean), whose messages the views put on
 the fields."""
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -142,12 +142,25 @@ class PreviewForm(forms.Form):
 
 
 class KpiFilterForm(forms.Form):
-    """The KPI page's filters: UTC days since..until (default the last KPI_DEFAULT_DAYS days)
-    and a workspace (empty: the whole team)."""
+    """The KPI page's filters: UTC days since..until and a workspace (empty: the whole team).
+    Bind with the query string and `today` (UTC): an empty `until` is today, an empty `since`
+    KPI_DEFAULT_DAYS days up to `until`, filled into the data so that the inputs show them."""
 
-    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.DateInput(attrs={"type": "date"}))
+    since = forms.DateField(input_formats=["%Y-%m-%d"], widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(input_formats=["%Y-%m-%d"], widget=forms.DateInput(attrs={"type": "date"}))
     workspace_id = IdentityField(label="Workspace", datalist="known-workspaces")
+
+    def __init__(self, data: Any, *, today: date):
+        data = data.copy()
+        if not data.get("until"):
+            data["until"] = today.isoformat()
+        if not data.get("since"):
+            try:
+                until = datetime.strptime(data["until"], "%Y-%m-%d").date()
+                data["since"] = (until - timedelta(days=KPI_DEFAULT_DAYS - 1)).isoformat()
+            except (ValueError, OverflowError):
+                pass  # `until` is reported as invalid
+        super().__init__(data)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -157,9 +170,3 @@ class KpiFilterForm(forms.Form):
             if day is not None and not first <= day.year <= last:
                 self.add_error(name, f"a year from {first} to {last}")
         return cleaned
-
-    def days(self, today: date) -> tuple[date, date]:
-        """(since, until) with the defaults filled in (call after is_valid())."""
-        until = self.cleaned_data.get("until") or today
-        since = self.cleaned_data.get("since") or until - timedelta(days=KPI_DEFAULT_DAYS - 1)
-        return since, until

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import budgets, memories, nodes, preview, sessions
+from dashboard.views import budgets, kpis, memories, nodes, preview, sessions
 
 app_name = "dashboard"
 
@@ -11,5 +11,6 @@ urlpatterns = [
     path("sessions/<id:session_pk>", sessions.session_page, name="session"),
     path("preview", preview.preview, name="preview"),
     path("budgets", budgets.budgets, name="budgets"),
+    path("kpis", kpis.kpi_page, name="kpis"),
     path("team", memories.team_switch, name="team_switch"),
 ]
