@@ -1,0 +1,142 @@
+"""The hit preview: what a context call would inject, in force and under a draft budget, never
+recorded (R-UI, R-CTX; seed 004 §10 记忆命中预览)."""
+
+import pytest
+from django.urls import reverse
+
+from memory.models import Retrieval
+from memory.services.policies import policy_set
+from tests.dashboard.xss import ALL, ESCAPED, SCRIPT, injected
+from tests.helpers import append, make_node
+
+URL = reverse("dashboard:preview")
+CALL = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
+
+
+@pytest.fixture
+def launch(principal):
+    """Four user facts the query "launch" finds (L5), a standing preference (L2) and a turn (L3)."""
+    append(principal, "planning the launch", **CALL)
+    facts = [make_node(principal, user_id="u1", type="fact", key=f"launch{index}", title=f"launch fact {index}",
+                       content="the launch is on Friday " * 2) for index in range(4)]
+    make_node(principal, user_id="u1", type="preference", title="likes short answers")
+    return facts
+
+
+def relevant_ids(side) -> list[int]:
+    return [entry["item"].obj.pk for section in side.sections if section["name"] == "relevant"
+            for entry in section["items"]]
+
+
+def test_the_preview_shows_the_block_the_api_would_inject_and_records_nothing(viewer_client, agent_client, launch):
+    api = agent_client.post("/api/v1/context", {**CALL, "query": "launch"}, format="json").json()
+    recorded = Retrieval.objects.count()
+    response = viewer_client.get(URL, {**CALL, "q": "launch"})
+    assert response.status_code == 200
+    current = response.context["current"]
+    assert current.context.block == api["block"] and "launch fact 0" in api["block"]
+    assert current.context.used_memory_ids == api["used_memory_ids"]
+    assert {layer: row["chars"] for layer, row in zip("012345", current.layers, strict=True)} == {
+        layer[1]: chars for layer, chars in api["diagnostics"]["chars_by_layer"].items()}
+    assert current.total_chars == api["diagnostics"]["total_chars"]
+    assert Retrieval.objects.count() == recorded
+    assert response.context["draft"] is None
+
+
+def test_the_page_shows_items_by_section_with_why_and_matched_tokens(viewer_client, launch):
+    html = viewer_client.get(URL, {**CALL, "q": "launch"}).content.decode()
+    assert "[Relevant memories]" in html and "[Recent messages]" in html
+    assert f'href="{reverse("dashboard:node", args=[launch[0].pk])}"' in html
+    assert "why: relevant" in html
+    assert '<span class="tag">launch</span>' in html
+
+
+def test_a_smaller_draft_top_n_shows_fewer_items_and_marks_the_removed_ones(viewer_client, launch):
+    response = viewer_client.get(URL, {**CALL, "q": "launch", "draft-top_n": "1"})
+    assert response.status_code == 200
+    current, draft = response.context["current"], response.context["draft"]
+    assert len(relevant_ids(current)) == 4 and len(relevant_ids(draft)) == 1
+    removed = [entry["item"].obj.pk for section in current.sections for entry in section["items"]
+               if entry["state"] == "removed"]
+    assert sorted(removed) == sorted(set(relevant_ids(current)) - set(relevant_ids(draft)))
+    assert current.removed == 3 and draft.added == 0
+    assert draft.context.budget.top_n == 1 and draft.context.budget.sources["top_n"] == "workspace"
+    html = response.content.decode()
+    assert html.count('class="item removed"') == 3 and "−3 items in the draft" in html
+
+
+def test_a_larger_draft_shows_the_added_items(viewer_client, admin_principal, launch):
+    policy_set(principal=admin_principal, changes={"top_n": 1})
+    response = viewer_client.get(URL, {**CALL, "q": "launch", "draft-top_n": "4"})
+    current, draft = response.context["current"], response.context["draft"]
+    assert current.context.budget.sources["top_n"] == "team" and len(relevant_ids(current)) == 1
+    assert draft.added == 3 and response.content.decode().count('class="item added"') == 3
+
+
+def test_a_draft_switch_and_minimum_confidence_leave_out_nodes_with_their_reasons(viewer_client, principal, launch):
+    weak = make_node(principal, user_id="u1", type="fact", title="launch rumour", confidence=0.3)
+    response = viewer_client.get(URL, {**CALL, "q": "launch", "draft-min_confidence": "0.5", "draft-l3_enabled": "off"})
+    draft = response.context["draft"]
+    assert {(row["node_id"], row["reason"]) for row in draft.omitted} >= {(weak.pk, "low_confidence")}
+    assert draft.context.chars_by_layer["L3"] == 0 and response.context["current"].context.chars_by_layer["L3"] > 0
+    html = response.content.decode()
+    assert f'<a href="{reverse("dashboard:node", args=[weak.pk])}">#{weak.pk}</a>' in html and "new in draft" in html
+
+
+def test_draft_values_out_of_range_come_back_with_the_services_message(viewer_client, launch):
+    response = viewer_client.get(URL, {**CALL, "q": "launch", "draft-top_n": "999", "draft-min_confidence": "2"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "must be between 0 and 50, or null to inherit" in html
+    assert "must be between 0.0 and 1.0, or null to inherit" in html
+    assert response.context["current"] is None
+
+
+@pytest.mark.parametrize("params", [
+    {"draft-max_chars": "abc"}, {"draft-max_chars": "9" * 5000}, {"draft-top_n": "1e3"},
+    {"draft-min_confidence": "nan"}, {"draft-l0_enabled": "maybe"}, {"workspace_id": "x" * 200},
+    {"session_id": "a\tb"}, {"q": "a\x00b"}, {"q": "q" * 5000}, {"user_id": ".."},
+])
+def test_bad_input_is_a_400_with_a_message_never_a_500(viewer_client, params):
+    response = viewer_client.get(URL, params)
+    assert response.status_code == 400
+    assert "Not previewed" in response.content.decode()
+
+
+def test_the_fragment_is_only_the_preview(viewer_client, launch):
+    response = viewer_client.get(URL, {**CALL, "q": "launch"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="preview">') and "<html" not in html and "launch fact 0" in html
+
+
+def test_the_pickers_offer_the_teams_ids_only(viewer_client, principal, other_principal):
+    append(principal, "hi", session_id="chat-1", workspace_id="家里", user_id="小明")
+    append(other_principal, "hi", session_id="globex-chat", workspace_id="globex-ws", user_id="globex-user")
+    html = viewer_client.get(URL).content.decode()
+    assert '<datalist id="known-sessions"><option value="chat-1">家里 · 小明</option></datalist>' in html
+    assert '<option value="家里">' in html and '<option value="小明">' in html
+    assert "globex" not in html
+
+
+def test_another_teams_memories_never_show(viewer_client, principal, other_principal):
+    make_node(other_principal, user_id="u1", type="fact", title="globex launch secret")
+    append(other_principal, "globex planning the launch", **CALL)
+    response = viewer_client.get(URL, {**CALL, "q": "launch"})
+    assert response.status_code == 200 and "globex" not in response.content.decode()
+
+
+def test_payloads_in_ids_and_the_question_render_inert(viewer_client, principal):
+    make_node(principal, scope="workspace", workspace_id=SCRIPT, type="fact", title=ALL, content=ALL)
+    append(principal, ALL, session_id="s1", workspace_id=SCRIPT, user_id="u1")
+    params = {"workspace_id": SCRIPT, "user_id": "u1", "session_id": "s1", "q": ALL, "draft-max_chars": "60"}
+    for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+        response = viewer_client.get(URL, params, **headers)
+        html = response.content.decode()
+        assert response.status_code == 200 and injected(html) == {}
+        assert ESCAPED[0] in html
+
+
+def test_a_login_is_required(client):
+    response = client.get(URL)
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
