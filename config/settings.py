@@ -123,6 +123,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimu
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False  # no banner on every manage.py command; lockouts are still logged
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:memories"
 LOGOUT_REDIRECT_URL = "login"
@@ -198,8 +199,9 @@ USER_MEMORY_PREINJECT_MAXCHARS = env_int("USER_MEMORY_PREINJECT_MAXCHARS", 1200,
 
 # Background capture (R-EXTRACT). Without CELERY_BROKER_URL, tasks run in-process after the
 # request's transaction commits, so the embedded setup needs no broker.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+_BROKER = env_str("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = not _BROKER
+CELERY_BROKER_URL = _BROKER or "memory://"  # eager: nothing is published (and kombu need not guess a host)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = 0  # a publish that cannot reach the broker fails at once; the sweep retries
