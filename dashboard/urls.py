@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import memories, nodes, sessions
+from dashboard.views import audit, memories, nodes, sessions
 
 app_name = "dashboard"
 
@@ -10,4 +10,6 @@ urlpatterns = [
     path("sessions", sessions.session_list, name="sessions"),
     path("sessions/<id:session_pk>", sessions.session_page, name="session"),
     path("team", memories.team_switch, name="team_switch"),
+    # Administration (issue 6 page 8)
+    path("audit", audit.audit_page, name="audit"),
 ]
