@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import audit, memories, nodes, sessions
+from dashboard.views import audit, members, memories, nodes, sessions
 
 app_name = "dashboard"
 
@@ -12,4 +12,5 @@ urlpatterns = [
     path("team", memories.team_switch, name="team_switch"),
     # Administration (issue 6 page 8)
     path("audit", audit.audit_page, name="audit"),
+    path("members", members.members_page, name="members"),
 ]
