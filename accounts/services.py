@@ -14,7 +14,9 @@ from accounts.principal import AGENT_DEFAULT_WRITABLE_SCOPES, SCOPES, Principal,
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.services.audit import audit_record
 from memory.services.schema import schema_seed_defaults
-from memory.validation import clean_identity
+from memory.validation import clean_identity, clean_text
+
+KEY_NAME_MAX = 200  # characters of AgentKey.name
 
 
 def team_create(*, slug: str, name: str = "", actor: Principal | None = None) -> Team:
@@ -177,8 +179,11 @@ def agent_key_create(
     """Create an agent key; returns (key, raw_key). The raw key is not stored and cannot be shown again.
 
     `workspace_ids` None = every workspace; `writable_scopes` None = session, workspace, user
-    (plus global for an admin key); an empty list makes a read-only key.
+    (plus global for an admin key); an empty list makes a read-only key. Raises InvalidInput
+    (fields name, kind, writable_scopes, workspace_ids). The audit payload names the key by its
+    prefix: the raw key is in no log, audit event or table.
     """
+    name = clean_text(name, field="name", max_length=KEY_NAME_MAX, allow_empty=False).strip()
     if kind not in KeyKind.values:
         raise InvalidInput(f"kind must be one of {', '.join(KeyKind.values)}", fields={"kind": ["invalid choice"]})
     if writable_scopes is None:

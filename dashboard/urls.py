@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import audit, members, memories, nodes, sessions
+from dashboard.views import audit, keys, members, memories, nodes, sessions
 
 app_name = "dashboard"
 
@@ -13,4 +13,5 @@ urlpatterns = [
     # Administration (issue 6 page 8)
     path("audit", audit.audit_page, name="audit"),
     path("members", members.members_page, name="members"),
+    path("keys", keys.keys_page, name="keys"),
 ]
