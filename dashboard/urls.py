@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import audit, keys, members, memories, nodes, sessions
+from dashboard.views import audit, keys, members, memories, nodes, schema, sessions
 
 app_name = "dashboard"
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path("audit", audit.audit_page, name="audit"),
     path("members", members.members_page, name="members"),
     path("keys", keys.keys_page, name="keys"),
+    path("schema", schema.schema_page, name="schema"),
 ]

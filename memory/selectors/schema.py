@@ -42,10 +42,8 @@ def schema_rows(*, principal: Principal, domain: str = "") -> SchemaRows:
 
 
 def schema_domains(*, principal: Principal) -> list[str]:
-    """Every domain named by the team's rules, synonyms, value rules or categories, sorted (four
-    small DISTINCT queries)."""
-    found: set[str] = set()
-    for model in (SchemaRule, KeySynonym, ValueRule, Category):
-        rows = model.objects.filter(team=principal.team).exclude(domain="").order_by()
-        found.update(rows.values_list("domain", flat=True).distinct())
-    return sorted(found)
+    """Every domain named by the team's rules, synonyms, value rules or categories, sorted (one
+    UNION query)."""
+    parts = [model.objects.filter(team=principal.team).exclude(domain="").order_by().values_list("domain", flat=True)
+             for model in (SchemaRule, KeySynonym, ValueRule, Category)]
+    return sorted(set(parts[0].union(*parts[1:])))
