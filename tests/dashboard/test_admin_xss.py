@@ -3,39 +3,16 @@ usernames, key names and workspace limits, schema rule keys and descriptions, sy
 rules, category names, and audit reasons and payloads renders inert, full page and fragment."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.urls import reverse
 
-from accounts.models import Membership, Role
-from accounts.principal import system_principal
-from accounts.services import agent_key_create
 from memory.models import Category, KeySynonym, SchemaRule, ValueRule
-from memory.services.audit import audit_record
-from tests.dashboard.xss import ALL, ATTR, ESCAPED, IMG, PAYLOADS, SCRIPT, injected
+from tests.dashboard.xss import ALL, ATTR, ESCAPED, IMG, SCRIPT, injected
+from tests.dashboard.xss_admin import plant_admin
 
 
 @pytest.fixture
 def planted(team, admin):
-    team.name = ALL
-    team.save(update_fields=["name"])
-    for number, payload in enumerate(PAYLOADS):
-        # Usernames the dashboard's form would refuse, made elsewhere (createsuperuser, the admin site, SSO…).
-        user = get_user_model().objects.create_user(username=f"{payload}{number}"[:150], password="x")
-        Membership.objects.create(team=team, user=user, role=Role.VIEWER)
-    agent_key_create(team=team, name=ALL, workspace_ids=[SCRIPT, ATTR])
-    for payload in PAYLOADS:
-        SchemaRule.objects.create(team=team, domain=payload[:64], type="fact", key=payload, description=ALL,
-                                  category_prefix=[IMG, ATTR])
-        KeySynonym.objects.create(team=team, domain=payload[:64], synonym=payload, key=SCRIPT)
-        ValueRule.objects.create(team=team, domain=payload[:64], key=payload, pattern=payload,
-                                 value_json={SCRIPT: IMG, "a": [ATTR]})
-        Category.objects.create(team=team, domain=payload[:64], path=[payload, IMG], path_text=f"{payload}/{IMG}",
-                                description=ALL)
-    with transaction.atomic():
-        audit_record(principal=system_principal(team, SCRIPT), event_type="memory.node.created", reason=ALL,
-                     workspace_id=SCRIPT, user_id=ATTR,
-                     payload={SCRIPT: ALL, "list": list(PAYLOADS), "nested": {IMG: ATTR}})
+    plant_admin(team)
 
 
 def pages():
