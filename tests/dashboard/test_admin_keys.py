@@ -10,6 +10,7 @@ from django.contrib.sessions.models import Session as WebSession
 from django.urls import reverse
 
 from accounts.models import AgentKey, hash_key
+from accounts.principal import principal_for_user_role
 from accounts.services import agent_key_create
 from memory.models import AuditEvent
 from tests.conftest import key_client
@@ -168,3 +169,11 @@ def test_the_list_shows_limits_scopes_and_last_use(admin_client, agent_key):
     row = row[: row.index("</tr>")]
     assert "every workspace" in row and "never" not in row and "live" in row
     assert all(f'<span class="tag">{scope}</span>' in row for scope in ("session", "workspace", "user"))
+
+
+def test_the_page_takes_the_same_queries_for_many_keys(admin_client, team, admin, django_assert_max_num_queries):
+    actor = principal_for_user_role(team, admin, "admin")
+    for number in range(30):
+        agent_key_create(team=team, name=f"key {number}", actor=actor)
+    with django_assert_max_num_queries(4):
+        assert admin_client.get(URL).status_code == 200

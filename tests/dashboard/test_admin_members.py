@@ -171,3 +171,10 @@ def test_a_superuser_outside_the_team_manages_it_as_an_admin(team, admin, viewer
     response = client.post(URL, {"action": "role", "member": member_of(team, viewer).pk, "role": "editor"})
     assert response.status_code == 302 and member_of(team, viewer).role == Role.EDITOR
     assert events("accounts.member.set")[-1].actor == "user:root"
+
+
+def test_the_page_takes_the_same_queries_for_many_members(admin_client, team, django_assert_max_num_queries):
+    for number in range(30):
+        membership_set(team=team, username=f"member{number}", role=Role.VIEWER)
+    with django_assert_max_num_queries(4):
+        assert admin_client.get(URL).status_code == 200

@@ -213,3 +213,12 @@ def test_malformed_posts_get_a_400_never_a_500(admin_client, data):
                                     {"edit": "rule", "id": "99999999999999999999999"}, {"domain": "d" * 500}])
 def test_odd_query_strings_show_the_page(admin_client, params):
     assert admin_client.get(URL, params).status_code == 200
+
+
+def test_the_page_takes_the_same_queries_for_many_rows(admin_client, team, django_assert_max_num_queries):
+    for number in range(30):
+        SchemaRule.objects.create(team=team, domain=f"d{number}", type="fact", key=f"k{number}")
+        KeySynonym.objects.create(team=team, domain=f"d{number}", synonym=f"s{number}", key=f"k{number}")
+        Category.objects.create(team=team, domain=f"d{number}", path=["a", "b"], path_text="a/b")
+    with django_assert_max_num_queries(8):
+        assert admin_client.get(URL).status_code == 200
