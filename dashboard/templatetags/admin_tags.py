@@ -12,10 +12,11 @@ SUMMARY_KEYS = 6
 
 @register.filter
 def payload_summary(value: Any) -> str:
-    """An audit payload's top-level keys, as the line to click to see the whole JSON
-    ("username, role, previous_role"); "payload" for anything but an object."""
+    """An audit payload's top-level keys, sorted like the JSON below them (PostgreSQL's jsonb
+    keeps no key order), as the line to click to see it: "created_user, previous_role, role,
+    username"; "payload" for anything but an object."""
     if isinstance(value, dict) and value:
-        keys = [str(key) for key in value]
+        keys = sorted(str(key) for key in value)
         more = f" +{len(keys) - SUMMARY_KEYS}" if len(keys) > SUMMARY_KEYS else ""
         return ", ".join(keys[:SUMMARY_KEYS]) + more
     return "payload"
