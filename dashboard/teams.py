@@ -80,3 +80,21 @@ def edit_refusal(request) -> str | None:
     if getattr(request, "team_role", None) in EDIT_ROLES:
         return None
     return f"Your role in this team ({request.team_role}) reads only; editors and admins make changes."
+
+
+def admin_refusal(request, changes: str = "members, keys and schemas") -> str | None:
+    """Why the request's login may not change the team's `changes` (members, agent keys,
+    controlled schema, budgets), or None when it may (R-TEN: admins only; a superuser acts as
+    an admin). Checked by every administration write on the server; the services check again.
+    """
+    if getattr(request, "team_role", None) == Role.ADMIN:
+        return None
+    return f"Your role in this team ({request.team_role}) may not do this; only team admins change {changes}."
+
+
+def require_admin_reader(request) -> None:
+    """Raise PermissionDenied unless the login may read the administration pages: the audit
+    log, members, agent keys and the schema are shown to editors and admins, not to viewers."""
+    if getattr(request, "team_role", None) not in EDIT_ROLES:
+        raise PermissionDenied(f"Your role in this team ({request.team_role}) does not show the administration pages; "
+                               "editors and admins see them.")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import budgets, kpis, memories, nodes, preview, sessions
+from dashboard.views import audit, budgets, keys, kpis, members, memories, nodes, preview, schema, sessions
 
 app_name = "dashboard"
 
@@ -13,4 +13,9 @@ urlpatterns = [
     path("budgets", budgets.budgets, name="budgets"),
     path("kpis", kpis.kpi_page, name="kpis"),
     path("team", memories.team_switch, name="team_switch"),
+    # Administration (issue 6 page 8)
+    path("audit", audit.audit_page, name="audit"),
+    path("members", members.members_page, name="members"),
+    path("keys", keys.keys_page, name="keys"),
+    path("schema", schema.schema_page, name="schema"),
 ]

@@ -20,10 +20,9 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.models import Role
 from dashboard.budget_forms import LABELS, LevelForm, PolicyForm, as_choice
 from dashboard.charts import number
-from dashboard.teams import team_required
+from dashboard.teams import admin_refusal, team_required
 from memory.errors import InvalidInput
 from memory.policy_models import POLICY_FIELDS
 from memory.selectors.budget import budget_resolve
@@ -34,14 +33,6 @@ from memory.services.policies import policy_get, policy_set
 TEMPLATE = "dashboard/budgets.html"
 ACTIONS = ("save", "simulate")
 PER_CALL_SHOWN = 20
-
-
-def admin_refusal(request) -> str | None:
-    """Why the request's login may not simulate or change budgets, or None (R-TEN: admins only).
-    Checked on the server; the page hides the buttons only as a courtesy."""
-    if getattr(request, "team_role", None) == Role.ADMIN:
-        return None
-    return f"Your role in this team ({request.team_role}) reads budgets only; team admins change them."
 
 
 def _delta(before: float | None, after: float | None, *, percent: bool = False) -> str:
@@ -84,7 +75,7 @@ def _render(request, workspace_id: str, *, level: LevelForm, form: PolicyForm | 
         "form": form,
         "rows": rows,
         "overrides": policy_overrides(principal=principal),
-        "can_edit": admin_refusal(request) is None,
+        "can_edit": admin_refusal(request, "budgets") is None,
         "problem": problem,
         "simulation": simulation_table(simulation) if simulation is not None else None,
     }
@@ -114,7 +105,7 @@ def budgets(request):
     action = request.POST.get("action")
     if action not in ACTIONS:
         return _render(request, workspace_id, level=level, status=400, problem="Unknown action; use simulate or save.")
-    refusal = admin_refusal(request)
+    refusal = admin_refusal(request, "budgets")
     if refusal:
         return _render(request, workspace_id, level=level, status=403, problem=refusal)
     form = PolicyForm(request.POST)

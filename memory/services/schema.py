@@ -104,7 +104,8 @@ def _map_value(text: str, rules: list[ValueRule]) -> Any:
     return None
 
 
-def _shape_ok(value: Any, shape: str) -> bool:
+def value_shape_ok(value: Any, shape: str) -> bool:
+    """Whether `value` (parsed JSON) has the SchemaRule value shape `shape` ("any" takes anything)."""
     if shape == "string":
         return isinstance(value, str)
     if shape == "number":
@@ -173,7 +174,7 @@ def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: Sc
             return None  # checked again as the type of the node it corrects
         allowed = ", ".join(sorted(item.key for item in rules if item.type == node_type)) or "no keys"
         return Problem("key_not_in_schema", f"{domain} is a controlled domain: {node_type} allows {allowed}, not {key!r}")
-    if rule is not None and "value_json" in node and not _shape_ok(node["value_json"], rule.value_shape):
+    if rule is not None and "value_json" in node and not value_shape_ok(node["value_json"], rule.value_shape):
         return Problem("value_shape_mismatch", f"{rule.key} takes a value of shape {rule.value_shape}")
     path = node.get("category_path")
     if isinstance(path, list) and path and all(isinstance(level, str) for level in path):

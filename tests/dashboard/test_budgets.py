@@ -67,7 +67,7 @@ def test_only_admins_save_or_simulate(request, role, traffic):
     for action in ("save", "simulate"):
         response = client.post(URL, form_data(action, "w1", top_n=1))
         assert response.status_code == 403
-        assert "team admins change them" in response.content.decode()
+        assert "only team admins change budgets" in response.content.decode()
     assert not BudgetPolicy.objects.exists() and not AuditEvent.objects.filter(event_type=POLICY_UPDATED).exists()
 
 
