@@ -1,10 +1,12 @@
 """Running capture jobs exactly once, and the sweeps that keep them moving (R-EXTRACT).
 
-job_run locks the job row and does all its work in that one transaction: the extraction's
+job_run counts the attempt, reads the job's window and runs the extractor outside any
+transaction (a slow model holds no lock an agent's append would wait for), then locks the
+session and the job row and applies everything in one transaction: the extraction's
 proposals (each validated by memory.services.proposals like an agent's, as the capture
 principal), the next summary of the session's chain, the user's profile consolidation, and
-the job's own `done`. Two runners of one job: the second finds it locked or done and does
-nothing. An error rolls the work back and leaves the job pending with a later
+the job's own `done`. Two runners of one job may both extract, but only the first to lock
+it applies: the second finds it done and does nothing. An error rolls the work back and leaves the job pending with a later
 next_attempt_at (exponential backoff), or failed after limits.CAPTURE_ATTEMPTS_MAX attempts;
 it never reaches the agent's API call.
 """
@@ -98,14 +100,23 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
     return counts
 
 
-def _capture(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, now: datetime) -> dict:
+def _extract(job: CaptureJob, extractor: Extractor, now: datetime) -> tuple[ExtractionContext, Extraction]:
+    """Read the job's window (a short transaction of its own) and run the extractor outside any
+    transaction, so a slow model holds no lock that an agent's append would wait for."""
+    with transaction.atomic():
+        session = Session.objects.get(pk=job.session_id)
+        context = _context(job, session, now)
+    return context, extractor.extract(context)
+
+
+def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction], extractor: Extractor,
+             summarizer: Summarizer, now: datetime) -> dict:
     from memory.capture.consolidate import consolidation_run
     from memory.capture.summary_roll import summary_roll
 
     session = Session.objects.get(pk=job.session_id)
     principal = capture_principal(job.team)
-    context = _context(job, session, now)
-    extraction = extractor.extract(context)
+    context, extraction = extracted
     counts = _apply(principal, session, context, extraction)
     summary = summary_roll(principal=principal, session=session, summarizer=summarizer,
                            max_chars=settings.MEMORY_SUMMARY_MAX_CHARS)
@@ -141,11 +152,15 @@ def _lock_user(team_id: int, user_id: str) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest[:8], "big", signed=True)])
 
 
-def _run_one(job: CaptureJob, *, extractor: Extractor, summarizer: Summarizer, now: datetime) -> bool:
-    """Run a locked pending job in the current transaction; returns whether it is done."""
+def _run_one(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction] | Exception, extractor: Extractor,
+             summarizer: Summarizer, now: datetime) -> bool:
+    """Apply a locked pending job's extraction in the current transaction (or record the
+    extractor's failure); returns whether it is done."""
     try:
+        if isinstance(extracted, Exception):
+            raise extracted
         with transaction.atomic():
-            job.result = _capture(job, extractor=extractor, summarizer=summarizer, now=now)
+            job.result = _capture(job, extracted=extracted, extractor=extractor, summarizer=summarizer, now=now)
         job.status = JobStatus.DONE
         job.last_error = ""
     except Exception as error:  # noqa: BLE001 - recorded and retried, never raised to the agent (R-EXTRACT)
@@ -188,13 +203,23 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
                 if job is None or (job.pk != job_id and job.next_attempt_at > now):
                     break  # nothing pending up to the target, or an older job waits for its retry
                 job.attempts += 1
-                job.save(update_fields=["attempts"])
+                # A lease: while this runner extracts, no sweep hands the job out again and a
+                # runner of a newer job of the session waits for it.
+                job.next_attempt_at = now + timedelta(seconds=limits.CAPTURE_REQUEUE_SECONDS)
+                job.save(update_fields=["attempts", "next_attempt_at"])
+            try:
+                extracted = _extract(job, extractor, now)
+            except Exception as error:  # noqa: BLE001 - recorded below as the job's failure
+                extracted = error
             with transaction.atomic():
                 Session.objects.select_for_update().filter(pk=target["session"]).first()
-                job = CaptureJob.objects.select_for_update(of=("self",)).select_related("team").get(pk=job.pk)
+                job = (CaptureJob.objects.select_for_update(of=("self",)).select_related("team")
+                       .filter(pk=job.pk).first())
+                if job is None:
+                    break  # its conversation was forgotten meanwhile
                 if job.status != JobStatus.PENDING:
                     continue
-                done = _run_one(job, extractor=extractor, summarizer=summarizer, now=now)
+                done = _run_one(job, extracted=extracted, extractor=extractor, summarizer=summarizer, now=now)
             if not done or job.pk == job_id:
                 break
         return CaptureJob.objects.filter(pk=job_id).first()
