@@ -1,11 +1,12 @@
 """Running capture jobs exactly once, and the sweeps that keep them moving (R-EXTRACT).
 
-job_run counts the attempt, reads the job's window and runs the extractor outside any
-transaction (a slow model holds no lock an agent's append would wait for), then locks the
-session and the job row and applies everything in one transaction: the extraction's
-proposals (each validated by memory.services.proposals like an agent's, as the capture
-principal), the next summary of the session's chain, the user's profile consolidation, and
-the job's own `done`. Two runners of one job may both extract, but only the first to lock
+job_run counts the attempt, reads the job's window and runs the extractor and the
+summarizer outside any transaction (a slow model holds no lock an agent's append would wait
+for; the next summary of the session's chain is appended on its own, its range checks keep
+the chain whole), then locks the session and the job row and applies the rest in one
+transaction: the extraction's proposals (each validated by memory.services.proposals like an
+agent's, as the capture principal), the user's profile consolidation, and the job's own
+`done`. Two runners of one job may both extract, but only the first to lock
 it applies: the second finds it done and does nothing. An error rolls the work back and leaves the job pending with a later
 next_attempt_at (exponential backoff), or failed after limits.CAPTURE_ATTEMPTS_MAX attempts;
 it never reaches the agent's API call.
@@ -109,23 +110,34 @@ def _extract(job: CaptureJob, extractor: Extractor, now: datetime) -> tuple[Extr
     return context, extractor.extract(context)
 
 
-def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction], extractor: Extractor,
-             summarizer: Summarizer, now: datetime) -> dict:
-    from memory.capture.consolidate import consolidation_run
+def _roll_summary(job: CaptureJob, summarizer: Summarizer) -> int | None:
+    """The session's next summary, written outside the job's transaction (a slow summarizer
+    holds no lock); summary_append's range checks keep the chain gap-free and never doubled,
+    whoever rolls it. Returns the new summary's id, or None."""
     from memory.capture.summary_roll import summary_roll
+
+    session = Session.objects.filter(pk=job.session_id).first()
+    if session is None:
+        return None
+    summary = summary_roll(principal=capture_principal(job.team), session=session, summarizer=summarizer,
+                           max_chars=settings.MEMORY_SUMMARY_MAX_CHARS)
+    return summary.pk if summary is not None else None
+
+
+def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction], extractor: Extractor,
+             summary_id: int | None, now: datetime) -> dict:
+    from memory.capture.consolidate import consolidation_run
 
     session = Session.objects.get(pk=job.session_id)
     principal = capture_principal(job.team)
     context, extraction = extracted
     counts = _apply(principal, session, context, extraction)
-    summary = summary_roll(principal=principal, session=session, summarizer=summarizer,
-                           max_chars=settings.MEMORY_SUMMARY_MAX_CHARS)
     _lock_user(job.team_id, session.user_id)
     report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id, now=now)
     version = report.profile.version if report.profile is not None else None
     return {
         "extractor": extractor.name, "messages": len(context.messages), "proposals": len(extraction.operations),
-        "outcomes": counts, "summary_id": summary.pk if summary is not None else None,
+        "outcomes": counts, "summary_id": summary_id,
         "merged": sum(len(merge.merged_ids) for merge in report.merges),
         "profile_version": version.version if version is not None else None,
     }
@@ -153,14 +165,14 @@ def _lock_user(team_id: int, user_id: str) -> None:
 
 
 def _run_one(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction] | Exception, extractor: Extractor,
-             summarizer: Summarizer, now: datetime) -> bool:
+             summary_id: int | None, now: datetime) -> bool:
     """Apply a locked pending job's extraction in the current transaction (or record the
-    extractor's failure); returns whether it is done."""
+    extractor's or summarizer's failure); returns whether it is done."""
     try:
         if isinstance(extracted, Exception):
             raise extracted
         with transaction.atomic():
-            job.result = _capture(job, extracted=extracted, extractor=extractor, summarizer=summarizer, now=now)
+            job.result = _capture(job, extracted=extracted, extractor=extractor, summary_id=summary_id, now=now)
         job.status = JobStatus.DONE
         job.last_error = ""
     except Exception as error:  # noqa: BLE001 - recorded and retried, never raised to the agent (R-EXTRACT)
@@ -207,8 +219,10 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
                 # runner of a newer job of the session waits for it.
                 job.next_attempt_at = now + timedelta(seconds=limits.CAPTURE_REQUEUE_SECONDS)
                 job.save(update_fields=["attempts", "next_attempt_at"])
+            summary_id = None
             try:
                 extracted = _extract(job, extractor, now)
+                summary_id = _roll_summary(job, summarizer)
             except Exception as error:  # noqa: BLE001 - recorded below as the job's failure
                 extracted = error
             with transaction.atomic():
@@ -219,7 +233,7 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
                     break  # its conversation was forgotten meanwhile
                 if job.status != JobStatus.PENDING:
                     continue
-                done = _run_one(job, extracted=extracted, extractor=extractor, summarizer=summarizer, now=now)
+                done = _run_one(job, extracted=extracted, extractor=extractor, summary_id=summary_id, now=now)
             if not done or job.pk == job_id:
                 break
         return CaptureJob.objects.filter(pk=job_id).first()

@@ -10,10 +10,10 @@ from django_scopes import scope
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
 from memory.capture import triggers
-from memory.capture.base import Extraction
+from memory.capture.base import Extraction, SummaryDraft
 from memory.capture.jobs import job_run
 from memory.capture_models import CaptureJob, JobStatus
-from memory.models import Message, Node
+from memory.models import Message, Node, Summary
 from tests.helpers import append
 
 pytestmark = [
@@ -41,7 +41,28 @@ class Blocking:
                      "source_message_ids": [first.id]}}])
 
 
-def test_an_append_does_not_wait_for_a_slow_extractor(monkeypatch, settings):
+class BlockingSummary:
+    """Summarizes the window in one line, but only after the test lets it finish."""
+
+    name = "blocking-summary"
+
+    def __init__(self):
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def summarize(self, previous, messages, *, max_chars):
+        self.entered.set()
+        assert self.release.wait(20), "the test never released the summarizer"
+        return SummaryDraft(summary=" / ".join(message.content for message in messages))
+
+
+class Quick(Blocking):
+    def __init__(self):
+        super().__init__()
+        self.release.set()
+
+
+@pytest.mark.parametrize("slow", ["extractor", "summarizer"])
+def test_an_append_does_not_wait_for_a_slow_model(monkeypatch, settings, slow):
     settings.MEMORY_CAPTURE_EVERY = 100
     monkeypatch.setattr(triggers, "enqueue", lambda job_id, background=False: True)  # the test runs the job itself
     team = team_create(slug="slow")
@@ -49,12 +70,15 @@ def test_an_append_does_not_wait_for_a_slow_extractor(monkeypatch, settings):
     with scope(team=team):
         append(agent, "remember: I like tea", user_id="u1")  # explicit intent: a job is recorded at once
         job = CaptureJob.objects.get()
-    extractor = Blocking()
+    extractor, summarizer = (Blocking(), BlockingSummary()) if slow == "extractor" else (Quick(), BlockingSummary())
+    if slow == "extractor":
+        summarizer.release.set()
+    waiting = extractor if slow == "extractor" else summarizer
     outcome = {}
 
     def run():
         try:
-            outcome["job"] = job_run(job.pk, extractor=extractor)
+            outcome["job"] = job_run(job.pk, extractor=extractor, summarizer=summarizer)
         except Exception as error:  # noqa: BLE001 - reported by the assertion below
             outcome["error"] = error
         finally:
@@ -62,17 +86,20 @@ def test_an_append_does_not_wait_for_a_slow_extractor(monkeypatch, settings):
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
-    assert extractor.entered.wait(20), outcome
+    assert waiting.entered.wait(20), outcome
     with scope(team=team), connection.cursor() as cursor:
         cursor.execute("SET lock_timeout = '2s'")  # a blocked append fails here instead of hanging
         try:
             append(agent, "and I am in Paris this week", user_id="u1")  # locks the session row
         finally:
             cursor.execute("SET lock_timeout = 0")
-    extractor.release.set()
+    waiting.release.set()
     worker.join(30)
     assert "error" not in outcome, outcome
     assert outcome["job"].status == JobStatus.DONE and outcome["job"].result["outcomes"] == {"accepted": 1}
     with scope(team=team):
         assert Message.objects.count() == 2 and Node.objects.filter(key="drink", status="active").count() == 1
         assert CaptureJob.objects.get(pk=job.pk).attempts == 1
+        # the summary covers what was there when the summarizer read the window
+        expected = {"extractor": "remember: I like tea / and I am in Paris this week", "summarizer": "remember: I like tea"}
+        assert Summary.objects.get().summary == expected[slow]
