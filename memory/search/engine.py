@@ -31,6 +31,7 @@ DF_PROBE_CAP = 200
 MAX_CANDIDATES = 1000
 DIRECT_CANDIDATES = 400
 MAX_PROBED_TOKENS = 24  # beyond these, tokens of a long query count as common
+MATCH_TOKENS_MAX = 128  # tokens of a query that find candidates in the index (the last ones)
 BM25_K1 = 1.2
 BM25_B = 0.75
 _PLACEHOLDER = "zzdfprobeplaceholder"
@@ -135,7 +136,9 @@ def rank(
         return []
     owners = tuple(dict.fromkeys(within))
     columns = ("pk", "search_tokens", *fields)
-    matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(tokens), within=owners))
+    # A long query (a whole conversation) finds its candidates by its last MATCH_TOKENS_MAX
+    # tokens (the latest turns) and is scored by all of them.
+    matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(tokens[-MATCH_TOKENS_MAX:]), within=owners))
     rows = list(matching.order_by("-pk").values_list(*columns)[: DIRECT_CANDIDATES + 1])
     if len(rows) <= DIRECT_CANDIDATES:
         parsed = _parse(rows, set(tokens), weights)

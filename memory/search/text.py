@@ -30,7 +30,7 @@ _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
-MAX_QUERY_TOKENS = 128  # a long query (a whole dialogue) keeps its last distinct tokens (the latest turns)
+MAX_QUERY_TOKENS = 512  # a long query (a whole dialogue) keeps its last distinct tokens (the latest turns)
 FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
 OWNER_TOKEN_PREFIX = "zzo"
 _OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d")  # owner tokens are never searchable as text
