@@ -54,7 +54,7 @@ class Bench:
         """Bring the store to a steady state, as a running database would be between bursts:
         PostgreSQL VACUUM ANALYZE (what autovacuum does; also flushes GIN pending lists) and a
         CHECKPOINT, so the bulk load's checkpoint does not run during the measurement; SQLite a
-        WAL checkpoint only (Django never runs ANALYZE, so neither do we)."""
+        WAL checkpoint and the planner statistics the product's sweeps refresh."""
         started = time.perf_counter()
         with connection.cursor() as cursor:
             if self.vendor == "postgresql":
@@ -67,6 +67,9 @@ class Bench:
                     self.log(f"CHECKPOINT not allowed ({error.__class__.__name__}); the bulk load may still be flushing")
             else:
                 cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        from memory.services.maintenance import statistics_refresh
+
+        statistics_refresh()  # SQLite: what the product's expiry sweep and capture_run do
         return time.perf_counter() - started
 
     def counts(self) -> dict:

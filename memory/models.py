@@ -164,7 +164,9 @@ class Node(models.Model):
     `version` increases with every in-place update (optimistic concurrency).
     """
 
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: every node index starts with team, and SQLite (no statistics for bound
+    # parameters) would otherwise read a whole team through it instead of an owner's rank index.
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
     supersedes = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="superseded_by"
@@ -220,12 +222,9 @@ class Node(models.Model):
             models.Index(fields=["team", "user_id", "scope", "status", "-importance", "-updated_at"], name="node_user_rank_idx"),
             models.Index(fields=["session", "status", "-importance", "-updated_at"], name="node_session_rank_idx"),
             # Conflict resolution reads the active rivals of a few slots among the owners a caller
-            # reaches (memory.selectors.conflicts).
-            models.Index(
-                fields=["team", "key", "slot", "user_id", "workspace_id"],
-                condition=models.Q(status="active") & ~models.Q(key=""),
-                name="node_active_key_idx",
-            ),
+            # reaches (memory.selectors.conflicts). Not partial: SQLite uses a partial index only
+            # when the query repeats its condition as a literal, never with a bound parameter.
+            models.Index(fields=["team", "key", "slot", "user_id", "workspace_id"], name="node_slot_owner_idx"),
         ]
         constraints = [
             # One active node per slot of one owner: a repeated or racing write finds the

@@ -5,7 +5,7 @@ from django_scopes import scopes_disabled
 
 from accounts.models import Team
 from memory.capture.jobs import job_run, jobs_sweep
-from memory.services.maintenance import nodes_expire_due
+from memory.services.maintenance import nodes_expire_due, statistics_refresh
 
 
 @shared_task(name="memory.capture.tasks.run_capture_job", ignore_result=True)
@@ -20,7 +20,10 @@ def sweep_jobs() -> dict:
 
 @shared_task(name="memory.capture.tasks.sweep_expired", ignore_result=True)
 def sweep_expired() -> int:
-    """Mark nodes past expires_at expired, team by team, each audited as system:expiry."""
+    """Mark nodes past expires_at expired, team by team, each audited as system:expiry; then
+    refresh SQLite's planner statistics (memory.services.maintenance.statistics_refresh)."""
     with scopes_disabled():
         teams = list(Team.objects.all())
-    return sum(len(nodes_expire_due(team=team)) for team in teams)
+    expired = sum(len(nodes_expire_due(team=team)) for team in teams)
+    statistics_refresh()
+    return expired

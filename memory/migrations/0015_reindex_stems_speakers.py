@@ -32,6 +32,6 @@ def recompute(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0014_node_active_key_idx")]
+    dependencies = [("memory", "0014_node_slot_owner_idx")]
 
     operations = [migrations.RunPython(recompute, migrations.RunPython.noop)]

@@ -29,7 +29,7 @@ def conflict_losers(
     """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
 
     One query, over every active unexpired node the caller reaches (in `scopes`, default
-    all) in the same slots: the index node_active_key_idx narrows them to the keys, slots and
+    all) in the same slots: the index node_slot_owner_idx narrows them to the keys, slots and
     owner ids involved (every node the caller reaches has its user id or "", and its workspace
     id or ""); the groups are matched here.
     """

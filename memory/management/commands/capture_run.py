@@ -9,6 +9,7 @@ from django_scopes import scopes_disabled
 from config.celery import app as celery_app
 from memory.capture.jobs import jobs_sweep
 from memory.capture_models import CaptureJob, JobStatus
+from memory.services.maintenance import statistics_refresh
 
 
 class Command(BaseCommand):
@@ -31,5 +32,6 @@ class Command(BaseCommand):
         with scopes_disabled():
             done = CaptureJob.objects.filter(status=JobStatus.DONE).count() - done_before
             pending = CaptureJob.objects.filter(status=JobStatus.PENDING).count()
+        statistics_refresh()  # SQLite's planner statistics, as the beat's expiry sweep does
         where = "in-process" if celery_app.conf.task_always_eager else "by the workers so far"
         self.stdout.write(f"capture: {total['created']} jobs recorded, {done} done {where}, {pending} pending")
