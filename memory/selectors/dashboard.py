@@ -7,6 +7,7 @@ team (and the workspaces it may read), like the other selectors; run them inside
 
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -14,7 +15,9 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import Message, Node, NodeStatus, Session, Summary
-from memory.selectors.nodes import node_list, node_text_filter, status_q
+from memory.selectors.nodes import node_list, node_text_filter, nodes_for_team, status_q
+
+CHAIN_MAX = 500  # versions followed each way from a node (a guard: a chain is a linked list)
 
 
 def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = "") -> QuerySet[Node]:
@@ -46,6 +49,58 @@ def node_status_counts(*, principal: Principal, filters: dict[str, Any], text: s
         **{status: Count("pk", filter=status_q(status, now)) for status in NodeStatus.values},
     )
     return {name: counts[name] or 0 for name in ["all", *NodeStatus.values]}
+
+
+def _chain_links(*, team_id: int, node_id: int) -> tuple[list[int], list[int]]:
+    """The ids before `node_id` in its supersede chain (nearest first) and after it (nearest
+    first), at most CHAIN_MAX each way, in one recursive query (same SQL on SQLite and
+    PostgreSQL). Only the team's rows are followed; readability is the caller's."""
+    table = connection.ops.quote_name(Node._meta.db_table)
+    sql = f"""
+        WITH RECURSIVE back(id, older, depth) AS (
+            SELECT id, supersedes_id, 0 FROM {table} WHERE id = %s AND team_id = %s
+            UNION ALL
+            SELECT n.id, n.supersedes_id, b.depth + 1 FROM {table} n JOIN back b ON n.id = b.older
+            WHERE n.team_id = %s AND b.depth < %s
+        ), ahead(id, depth) AS (
+            SELECT id, 0 FROM {table} WHERE id = %s AND team_id = %s
+            UNION ALL
+            SELECT n.id, a.depth + 1 FROM {table} n JOIN ahead a ON n.supersedes_id = a.id
+            WHERE n.team_id = %s AND a.depth < %s
+        )
+        SELECT 'back', id, depth FROM back WHERE depth > 0
+        UNION ALL
+        SELECT 'ahead', id, depth FROM ahead WHERE depth > 0
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [node_id, team_id, team_id, CHAIN_MAX, node_id, team_id, team_id, CHAIN_MAX])
+        rows = cursor.fetchall()
+    back = [row[1] for row in sorted((row for row in rows if row[0] == "back"), key=lambda row: row[2])]
+    ahead = [row[1] for row in sorted((row for row in rows if row[0] == "ahead"), key=lambda row: row[2])]
+    return back, ahead
+
+
+def node_version_chain(*, principal: Principal, node: Node) -> list[Node]:
+    """The whole supersede chain through `node`, oldest first (both directions), as
+    memory.selectors.nodes.node_chain gives it — a link the principal may not read ends the
+    walk that way — in two queries however long the chain is (the ids by one recursive
+    query, then the readable nodes)."""
+    back, ahead = _chain_links(team_id=principal.team.pk, node_id=node.pk)
+    found = nodes_for_team(principal=principal).in_bulk([*back, *ahead]) if back or ahead else {}
+
+    def walk(ids: list[int], seen: set[int]) -> list[int]:
+        kept: list[int] = []
+        for pk in ids:
+            if pk not in found or pk in seen:
+                break
+            kept.append(pk)
+            seen.add(pk)
+        return kept
+
+    seen = {node.pk}
+    older = walk(back, seen)
+    newer = walk(ahead, seen)
+    return [*(found[pk] for pk in reversed(older)), node, *(found[pk] for pk in newer)]
 
 
 def node_source_messages(*, principal: Principal, node: Node) -> list[Message]:
