@@ -105,7 +105,9 @@ def preview(request):
     form = PreviewForm(request.GET)
     draft_form = DraftBudgetForm(request.GET, prefix="draft")
     context: dict[str, Any] = {"form": form, "draft_form": draft_form, "current": None, "draft": None,
-                               "draft_fields": [draft_form[name] for name in POLICY_FIELDS]}
+                               "draft_fields": [draft_form[name] for name in POLICY_FIELDS],
+                               # Without any id the page offers recent conversations to start from.
+                               "picked": any(request.GET.get(name) for name in ("workspace_id", "user_id", "session_id"))}
     status = 200
     if form.is_valid() and draft_form.is_valid():
         context["draft_open"] = bool(draft_form.changes())

@@ -140,3 +140,20 @@ def test_payloads_in_ids_and_the_question_render_inert(viewer_client, principal)
 def test_a_login_is_required(client):
     response = client.get(URL)
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_without_ids_the_page_offers_the_recent_conversations_to_start_from(viewer_client, principal):
+    append(principal, "hi", session_id="做饭-1", workspace_id="家里", user_id="小明")
+    html = viewer_client.get(URL).content.decode()
+    start = html.index('<nav class="recent-sessions"')
+    offered = html[start:html.index("</nav>", start)]
+    assert ('href="/preview?workspace_id=%E5%AE%B6%E9%87%8C&amp;user_id=%E5%B0%8F%E6%98%8E&amp;'
+            'session_id=%E5%81%9A%E9%A5%AD-1">做饭-1') in offered
+    assert "家里 · 小明" in offered
+    picked = viewer_client.get(URL, {"workspace_id": "家里", "user_id": "小明", "session_id": "做饭-1"})
+    assert 'class="recent-sessions"' not in picked.content.decode()
+
+
+def test_a_team_without_conversations_is_told_what_to_type(viewer_client):
+    html = viewer_client.get(URL).content.decode()
+    assert "No conversations recorded yet: type the ids an agent would send." in html
