@@ -125,6 +125,15 @@ def _count_of(queryset: QuerySet, group: str) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+def _of_sessions(model) -> QuerySet:
+    """`model`'s rows without the team condition the scope adds, for reads filtered by
+    sessions already read through the team (_readable_sessions). With `team_id = …` beside
+    `session_id = …`, SQLite (Django runs no ANALYZE) picks the team's index and reads every
+    row of the team instead of the session's: 6 s for the session list and 30 ms for a
+    session's message count at 100k messages (benchmarks/dashboard_pages.py)."""
+    return model.objects.with_scopes_disabled()
+
+
 def _readable_sessions(principal: Principal) -> QuerySet[Session]:
     sessions = Session.objects.filter(team=principal.team)
     if principal.workspace_ids is not None:
@@ -136,9 +145,8 @@ def session_browse(*, principal: Principal, filters: dict[str, str]) -> QuerySet
     """The team's conversations for the session list, most recent message first.
 
     `filters`: workspace_id, user_id, session_id (exact ids; empty ignored) and status: "" for
-    live sessions, "forgotten" for soft-forgotten ones, "all". Each row carries
-    `message_count`, `summary_count` and `node_count` (session-scope memories), counted in
-    the same query. Lazy queryset.
+    live sessions, "forgotten" for soft-forgotten ones, "all". Lazy queryset; the counts of
+    the rows shown come from session_counts.
     """
     sessions = _readable_sessions(principal)
     exact = {name: filters[name] for name in ("workspace_id", "user_id") if filters.get(name)}
@@ -150,11 +158,30 @@ def session_browse(*, principal: Principal, filters: dict[str, str]) -> QuerySet
         sessions = sessions.filter(deleted_at__isnull=False)
     elif status != "all":
         sessions = sessions.filter(deleted_at__isnull=True)
-    return sessions.annotate(
-        message_count=_count_of(Message.objects.filter(session=OuterRef("pk")), "session"),
-        summary_count=_count_of(Summary.objects.filter(session=OuterRef("pk")), "session"),
-        node_count=_count_of(Node.objects.filter(session=OuterRef("pk")).exclude(status=NodeStatus.DELETED), "session"),
-    ).order_by(F("last_message_at").desc(nulls_last=True), "-pk")
+    return sessions.order_by(F("last_message_at").desc(nulls_last=True), "-pk")
+
+
+def session_counts(*, sessions: list[Session]) -> list[Session]:
+    """Set `message_count`, `summary_count` and `node_count` (session-scope memories not
+    deleted) on each of `sessions` — rows of session_browse, read through the team — in three
+    grouped queries over their ids (none for no sessions), whatever their number; returns them.
+    Counting only the rows shown: correlated counts in session_browse's query were computed
+    for every session of the team before the sort and the page cut."""
+    ids = [session.pk for session in sessions]
+    if not ids:
+        return sessions
+
+    def grouped(queryset: QuerySet) -> dict[int, int]:
+        return dict(queryset.filter(session_id__in=ids).order_by().values_list("session").annotate(n=Count("pk")))
+
+    messages = grouped(_of_sessions(Message))
+    summaries = grouped(_of_sessions(Summary))
+    nodes = grouped(_of_sessions(Node).exclude(status=NodeStatus.DELETED))
+    for session in sessions:
+        session.message_count = messages.get(session.pk, 0)
+        session.summary_count = summaries.get(session.pk, 0)
+        session.node_count = nodes.get(session.pk, 0)
+    return sessions
 
 
 def session_for_page(*, principal: Principal, session_pk: int) -> Session:
@@ -172,7 +199,7 @@ def session_messages(*, principal: Principal, session: Session) -> QuerySet[Mess
     was forgotten (a forgotten conversation leaves every read path, R-STORE)."""
     if session.deleted_at is not None:
         return Message.objects.none()
-    return Message.objects.filter(team=principal.team, session=session).order_by("pk")
+    return _of_sessions(Message).filter(session=session).order_by("pk")
 
 
 def session_message_position(*, principal: Principal, session: Session, message_id: int) -> int | None:
@@ -190,8 +217,8 @@ def session_summary_chain(*, principal: Principal, session: Session) -> list[Sum
     from_message_id..to_message_id covers. Empty once the conversation was forgotten. One query."""
     if session.deleted_at is not None:
         return []
-    covered = Message.objects.filter(session=OuterRef("session"), pk__gte=OuterRef("from_message_id"),
-                                     pk__lte=OuterRef("to_message_id"))
-    chain = Summary.objects.filter(team=principal.team, session=session).annotate(
+    covered = _of_sessions(Message).filter(session=OuterRef("session"), pk__gte=OuterRef("from_message_id"),
+                                           pk__lte=OuterRef("to_message_id"))
+    chain = _of_sessions(Summary).filter(session=session).annotate(
         message_count=_count_of(covered, "session"))
     return list(chain.order_by("pk"))
