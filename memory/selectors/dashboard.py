@@ -38,16 +38,18 @@ def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = ""
 def node_status_counts(*, principal: Principal, filters: dict[str, Any], text: str = "") -> dict[str, int]:
     """How many nodes each status has under the browser's filters, ignoring the status filter.
 
-    Returns {status: count} for every NodeStatus value (zeros included) plus "all", in one
-    aggregate query.
+    Returns {status: count} for every NodeStatus value (zeros included) plus "all", the nodes
+    the list shows without a status filter (soft-deleted ones left out, as node_list does);
+    each count is the length of the list with that status filter, so the pager can take it.
+    Two queries: one aggregate over the nodes that are not deleted, one count of the deleted.
     """
     others = {name: value for name, value in filters.items() if name != "status"}
-    nodes = node_browse(principal=principal, filters=others, text=text).order_by()
+    live = node_browse(principal=principal, filters=others, text=text).order_by()
     now = timezone.now()
-    counts = nodes.aggregate(
-        all=Count("pk"),
-        **{status: Count("pk", filter=status_q(status, now)) for status in NodeStatus.values},
-    )
+    shown = [status for status in NodeStatus.values if status != NodeStatus.DELETED]
+    counts = live.aggregate(all=Count("pk"), **{status: Count("pk", filter=status_q(status, now)) for status in shown})
+    deleted = node_browse(principal=principal, filters={**others, "status": NodeStatus.DELETED}, text=text)
+    counts[NodeStatus.DELETED] = deleted.order_by().count()
     return {name: counts[name] or 0 for name in ["all", *NodeStatus.values]}
 
 
