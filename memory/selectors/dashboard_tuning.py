@@ -21,6 +21,7 @@ from memory.models import Node, Retrieval, Session
 from memory.policy_models import POLICY_FIELDS, BudgetPolicy
 from memory.selectors.budget import Budget, budget_resolve
 from memory.selectors.context import ContextRequest, MemoryContext, context_build
+from memory.selectors.kpi_json import JSONArrayLength
 from memory.services.policies import policy_changes_clean, policy_get
 
 KNOWN_IDS_MAX = 200  # values offered per datalist (the most recently active first)
@@ -183,9 +184,12 @@ def latest_context_calls(*, team: Team, workspace_id: str = "", since: date, unt
     calls = Retrieval.objects.filter(team=team, created_at__gte=start, created_at__lt=end)
     if workspace_id:
         calls = calls.filter(workspace_id=workspace_id)
+    # The lists are counted in the database: a call's `omitted` holds a hundred entries or more
+    # in a large store, and decoding them took longer than the query.
     rows = (calls.select_related("session").order_by("-created_at", "-pk")
             .only("created_at", "workspace_id", "user_id", "query", "total_chars", "total_tokens", "truncated",
-                  "policy", "used_node_ids", "omitted", "latency_ms", "session__external_id")[:limit])
+                  "policy", "latency_ms", "session__external_id")
+            .annotate(memories=JSONArrayLength("used_node_ids"), left_out=JSONArrayLength("omitted"))[:limit])
     out = []
     for row in rows:
         max_chars = row.policy.get("max_chars") if isinstance(row.policy, dict) else None
@@ -195,6 +199,6 @@ def latest_context_calls(*, team: Team, workspace_id: str = "", since: date, unt
             session_id=row.session.external_id if row.session is not None else "", query=row.query,
             chars=row.total_chars, tokens=row.total_tokens, max_chars=max_chars.get("value"),
             max_chars_source=str(max_chars.get("source", "")), truncated=row.truncated,
-            memories=len(row.used_node_ids or []), omitted=len(row.omitted or []), latency_ms=row.latency_ms,
+            memories=row.memories or 0, omitted=row.left_out or 0, latency_ms=row.latency_ms,
         ))
     return out
