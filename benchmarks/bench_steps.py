@@ -11,6 +11,7 @@ from collections import Counter
 import corpus
 import httpx
 import seed
+from dashboard_pages import measure_pages
 from django.db import DatabaseError, connection
 from django.db.models import Count
 from django.test import Client
@@ -235,6 +236,7 @@ class Bench:
         result["simulation"] = self.simulate()
         self.log(f"policy simulation of {result['simulation']['calls']} recorded calls: "
                  f"{result['simulation']['seconds']:.1f} s")
+        result["series"] += measure_pages(self.pop, self.workload, log=self.log)
         result["counts"] = self.counts()
         if args.investigate:
             self.investigate(size)

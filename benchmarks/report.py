@@ -37,6 +37,9 @@ def print_size_table(database: str, result: dict, out=print) -> None:
         if row["kind"] == "append":
             name = f"append b={row['batch']} · {row['via']}"
             notes.append(f"{_fmt(row.get('per_s'), 0)} msg/s ({_fmt(row.get('requests_per_s'), 0)} req/s)")
+        elif row["kind"] == "page":
+            name = f"page {row['page']}"
+            notes.append(f"{row['queries']} queries")
         else:
             name = f"{row['kind'].replace('-noquery', ' (no query)')} · {row['via']}"
         if "server_p50" in row:
@@ -90,8 +93,33 @@ def print_summary(runs: list[dict], out=print) -> None:
                 f"{triple(_find(result, 'search', 'test'))} | {triple(_find(result, 'search', 'HTTP'))} | "
                 f"{rate(_find(result, 'append', 'test', 1)):>7} {rate(_find(result, 'append', 'HTTP', 1)):>8} | "
                 f"{rate(_find(result, 'append', 'test', 50)):>8} {rate(_find(result, 'append', 'HTTP', 50)):>9}")
+    print_pages(runs, out)
     for run in runs:
         out(f"{run['database_version']}: whole run {run.get('total_s', '—')} s, code {run.get('code', '?')}")
+
+
+def print_pages(runs: list[dict], out=print) -> None:
+    """Dashboard pages (test client, an admin login): a line per page, a column per database
+    and size, p50/p95 in ms and the queries of one fetch."""
+    columns = [(run["database_version"], result) for run in runs for result in run["sizes"]
+               if any(row["kind"] == "page" for row in result["series"])]
+    if not columns:
+        return
+    pages: list[str] = []
+    for _, result in columns:
+        pages += [row["page"] for row in result["series"] if row["kind"] == "page" and row["page"] not in pages]
+    out("")
+    out("dashboard pages (test client, admin login): p50/p95 ms (queries); the bar: well under 200 ms at 10k nodes")
+    titles = [f"{database.split()[0][:10]} {result['size']:,}" for database, result in columns]
+    head = f"{'page':24} | " + " | ".join(f"{title:>22}" for title in titles)
+    out(head)
+    out("-" * len(head))
+    for page in pages:
+        cells = []
+        for _, result in columns:
+            row = next((row for row in result["series"] if row["kind"] == "page" and row["page"] == page), None)
+            cells.append(f"{row['p50']:.1f}/{row['p95']:.1f} ({row['queries']})" if row else "—")
+        out(f"{page:24} | " + " | ".join(f"{cell:>22}" for cell in cells))
 
 
 def main(paths: list[str]) -> int:

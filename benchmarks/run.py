@@ -153,6 +153,9 @@ def main(argv=None) -> int:
         bench.close()
         connection.close()
     results["total_s"] = round(time.perf_counter() - T0, 1)
+    from report import print_pages
+
+    print_pages([results])
     path = Path(args.json) if args.json else ROOT / "var" / f"bench-results-{vendor}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str))

@@ -201,7 +201,7 @@ USER_MEMORY_PREINJECT_MAXCHARS = env_int("USER_MEMORY_PREINJECT_MAXCHARS", 1200,
 # request's transaction commits, so the embedded setup needs no broker.
 _BROKER = env_str("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not _BROKER
-CELERY_BROKER_URL = _BROKER or "memory://"  # eager: nothing is published (and kombu need not guess a host)
+CELERY_BROKER_URL = _BROKER or "memory://localhost//"  # eager: nothing is published; a host, or kombu warns it guessed one
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = 0  # a publish that cannot reach the broker fails at once; the sweep retries

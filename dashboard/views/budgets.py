@@ -33,6 +33,7 @@ from memory.services.policies import policy_get, policy_set
 TEMPLATE = "dashboard/budgets.html"
 ACTIONS = ("save", "simulate")
 PER_CALL_SHOWN = 20
+OTHER_WORKSPACES_SHOWN = 8  # workspaces without a policy of their own, linked beside the overrides
 
 
 def _delta(before: float | None, after: float | None, *, percent: bool = False) -> str:
@@ -79,12 +80,17 @@ def _render(request, workspace_id: str, *, level: LevelForm, form: PolicyForm | 
         "problem": problem,
         "simulation": simulation_table(simulation) if simulation is not None else None,
     }
-    template = TEMPLATE
-    if request.htmx and request.method == "POST":
-        template += "#budgets"
-    else:
-        context["known"] = known_ids(principal=principal)
-    return render(request, template, context, status=status)
+    known = known_ids(principal=principal)
+    overridden = {workspace for workspace, _ in context["overrides"]}
+    context["known"] = known
+    context["other_workspaces"] = [workspace for workspace in known.workspaces
+                                   if workspace not in overridden][:OTHER_WORKSPACES_SHOWN]
+    fragment = request.htmx and request.method == "POST"
+    response = render(request, TEMPLATE + "#budgets" if fragment else TEMPLATE, context, status=status)
+    if fragment:
+        # The form is long: bring the simulation, or the message after a save, into view.
+        response["HX-Reswap"] = "outerHTML show:#simulation:top" if simulation is not None else "outerHTML show:#budgets:top"
+    return response
 
 
 @vary_on_headers("HX-Request")

@@ -17,7 +17,7 @@ from dashboard.budget_forms import KpiFilterForm
 from dashboard.kpi_panels import headline, kpi_panels
 from dashboard.teams import team_required
 from memory.errors import InvalidInput
-from memory.selectors.dashboard_tuning import capture_backlog, known_ids
+from memory.selectors.dashboard_tuning import capture_backlog, known_ids, latest_context_calls
 from memory.selectors.kpis import kpis
 
 TEMPLATE = "dashboard/kpis.html"
@@ -45,7 +45,9 @@ def kpi_page(request):
             status = 400
         else:
             backlog = capture_backlog(team=request.principal.team, workspace_id=workspace_id)
-            context.update(data=data, headline=headline(data), panels=kpi_panels(data, backlog))
+            context.update(data=data, headline=headline(data), panels=kpi_panels(data, backlog),
+                           latest=latest_context_calls(team=request.principal.team, workspace_id=workspace_id,
+                                                       since=since, until=until))
     else:
         status = 400
     template = TEMPLATE

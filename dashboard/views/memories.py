@@ -32,8 +32,11 @@ def memories(request):
     if form.is_valid():
         filters, text = form.filters(), form.text()
         nodes = node_browse(principal=request.principal, filters=filters, text=text)
-        page_obj = Paginator(nodes, PAGE_SIZE).get_page(request.GET.get("page"))
         status_counts = node_status_counts(principal=request.principal, filters=filters, text=text)
+        paginator = Paginator(nodes, PAGE_SIZE)
+        # The status counts already say how many rows the list has: no second COUNT over the team's nodes.
+        paginator.count = status_counts[filters["status"] or "all"]
+        page_obj = paginator.get_page(request.GET.get("page"))
     template = "dashboard/memories.html"
     if request.htmx and not request.htmx.history_restore_request:
         template += "#results"

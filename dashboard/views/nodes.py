@@ -29,8 +29,8 @@ from dashboard.forms import CorrectForm, ForgetForm, ReasonForm
 from dashboard.teams import EDIT_ROLES, edit_refusal, team_required
 from memory.errors import MemoryError, NotFound
 from memory.models import Node, NodeStatus
-from memory.selectors.dashboard import node_source_messages
-from memory.selectors.nodes import node_audit_trail, node_chain, node_get
+from memory.selectors.dashboard import node_source_messages, node_version_chain
+from memory.selectors.nodes import node_audit_trail, node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.proposals import Proposal, proposal_apply
 
@@ -92,13 +92,17 @@ def _form(action: str, node: Node, data=None):
 def _render(request, node: Node, *, status: int = 200, bound=None, action: str = "", problem: str = "",
             confirm_needed: bool = False, push_url: bool = False):
     principal = request.principal
-    chain = node_chain(principal=principal, node=node)
+    chain = node_version_chain(principal=principal, node=node)
+    position = [item.pk for item in chain].index(node.pk)
     forms = {name: _form(name, node) for name in ACTIONS}
     if bound is not None:
         forms[action] = bound
     context = {
         "node": node,
         "chain": chain,
+        # The version that replaced this one, and the newest of the chain when that is another.
+        "successor": chain[position + 1] if position + 1 < len(chain) else None,
+        "newest": chain[-1] if chain[-1].pk != node.pk else None,
         "audit": node_audit_trail(principal=principal, node_ids=[item.pk for item in chain]),
         "sources": node_source_messages(principal=principal, node=node),
         "actions": available_actions(principal=principal, role=request.team_role, node=node),

@@ -9,6 +9,7 @@ selector, with record=False: a preview never writes to the hit ledger. Every rol
 it (it only reads). GET only: one URL for the page and, for HTMX, its `preview` partial.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from memory.selectors.dashboard_tuning import context_preview, known_ids, node_t
 from memory.selectors.nodes import Owner
 
 TEMPLATE = "dashboard/preview.html"
+OMITTED_SHOWN = 50  # left-out nodes listed per column; all of them are counted by reason
 
 
 def _key(item) -> tuple:
@@ -41,7 +43,9 @@ class Side:
     title: str
     context: MemoryContext
     sections: list[dict[str, Any]] = field(default_factory=list)
-    omitted: list[dict[str, Any]] = field(default_factory=list)
+    omitted: list[dict[str, Any]] = field(default_factory=list)  # at most OMITTED_SHOWN
+    omitted_total: int = 0
+    omitted_by_reason: list[tuple[str, int]] = field(default_factory=list)  # most first
     layers: list[dict[str, Any]] = field(default_factory=list)
     budget: list[dict[str, Any]] = field(default_factory=list)
     total_chars: int = 0
@@ -50,8 +54,7 @@ class Side:
     removed: int = 0
 
 
-def _side(title: str, context: MemoryContext, other: MemoryContext | None, titles: dict[int, str], *,
-          draft: bool) -> Side:
+def _side(title: str, context: MemoryContext, other: MemoryContext | None, *, draft: bool) -> Side:
     side = Side(title=title, context=context, total_chars=len(context.block), total_tokens=estimate_tokens(context.block))
     mine = {_key(item) for item in context.items}
     theirs = {_key(item) for item in other.items} if other is not None else mine
@@ -64,9 +67,14 @@ def _side(title: str, context: MemoryContext, other: MemoryContext | None, title
     changed = sum(1 for key in mine if key not in theirs)
     side.added, side.removed = (changed, 0) if draft else (0, changed)
     other_omitted = {(o.node_id, o.reason) for o in other.omitted} if other is not None else None
-    side.omitted = [{"node_id": o.node_id, "reason": o.reason, "title": titles.get(o.node_id, ""),
-                     "state": "added" if draft and other_omitted is not None and (o.node_id, o.reason) not in other_omitted
-                     else ""} for o in context.omitted]
+    omitted = [{"node_id": o.node_id, "reason": o.reason, "title": "",
+                "state": "added" if draft and other_omitted is not None and (o.node_id, o.reason) not in other_omitted
+                else ""} for o in context.omitted]
+    side.omitted_total = len(omitted)
+    side.omitted_by_reason = Counter(row["reason"] for row in omitted).most_common()
+    # What the draft newly leaves out first; a large store leaves out hundreds of superseded
+    # and expired nodes, which the counts by reason cover.
+    side.omitted = sorted(omitted, key=lambda row: not row["state"])[:OMITTED_SHOWN]
     budget, other_budget = context.budget, other.budget if other is not None else None
     for layer in LAYER_NAMES:
         before = other.chars_by_layer[layer] if draft and other is not None else None
@@ -85,12 +93,14 @@ def _preview(principal, form: PreviewForm, draft_form: DraftBudgetForm) -> dict[
     request = ContextRequest(owner=Owner(workspace_id=data["workspace_id"], user_id=data["user_id"],
                                          session_id=data["session_id"]), query=data["q"])
     preview = context_preview(principal=principal, request=request, draft_changes=draft_form.changes())
-    contexts = [preview.current] + ([preview.draft] if preview.draft is not None else [])
-    titles = node_titles(principal=principal, node_ids=[o.node_id for c in contexts for o in c.omitted])
-    current = _side("In force", preview.current, preview.draft, titles, draft=False)
+    current = _side("In force", preview.current, preview.draft, draft=False)
     draft = None
     if preview.draft is not None:
-        draft = _side(f"Draft ({preview.level} policy)", preview.draft, preview.current, titles, draft=True)
+        draft = _side(f"Draft ({preview.level} policy)", preview.draft, preview.current, draft=True)
+    shown = [row for side in (current, draft) if side is not None for row in side.omitted]
+    titles = node_titles(principal=principal, node_ids=[row["node_id"] for row in shown])
+    for row in shown:
+        row["title"] = titles.get(row["node_id"], "")
     return {"current": current, "draft": draft, "level": preview.level}
 
 
@@ -105,7 +115,9 @@ def preview(request):
     form = PreviewForm(request.GET)
     draft_form = DraftBudgetForm(request.GET, prefix="draft")
     context: dict[str, Any] = {"form": form, "draft_form": draft_form, "current": None, "draft": None,
-                               "draft_fields": [draft_form[name] for name in POLICY_FIELDS]}
+                               "draft_fields": [draft_form[name] for name in POLICY_FIELDS],
+                               # Without any id the page offers recent conversations to start from.
+                               "picked": any(request.GET.get(name) for name in ("workspace_id", "user_id", "session_id"))}
     status = 200
     if form.is_valid() and draft_form.is_valid():
         context["draft_open"] = bool(draft_form.changes())

@@ -21,6 +21,7 @@ from memory.errors import MemoryError, NotFound
 from memory.models import Session
 from memory.selectors.dashboard import (
     session_browse,
+    session_counts,
     session_for_page,
     session_message_position,
     session_messages,
@@ -46,6 +47,7 @@ def session_list(request):
     if form.is_valid():
         sessions = session_browse(principal=request.principal, filters=form.cleaned_data)
         page_obj = Paginator(sessions, PAGE_SIZE).get_page(request.GET.get("page"))
+        page_obj.object_list = session_counts(sessions=list(page_obj.object_list))
     template = "dashboard/sessions.html"
     if request.htmx and not request.htmx.history_restore_request:
         template += "#results"

@@ -7,6 +7,7 @@ team (and the workspaces it may read), like the other selectors; run them inside
 
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -14,7 +15,9 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import Message, Node, NodeStatus, Session, Summary
-from memory.selectors.nodes import node_list, node_text_filter, status_q
+from memory.selectors.nodes import node_list, node_text_filter, nodes_for_team, status_q
+
+CHAIN_MAX = 500  # versions followed each way from a node (a guard: a chain is a linked list)
 
 
 def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = "") -> QuerySet[Node]:
@@ -35,17 +38,71 @@ def node_browse(*, principal: Principal, filters: dict[str, Any], text: str = ""
 def node_status_counts(*, principal: Principal, filters: dict[str, Any], text: str = "") -> dict[str, int]:
     """How many nodes each status has under the browser's filters, ignoring the status filter.
 
-    Returns {status: count} for every NodeStatus value (zeros included) plus "all", in one
-    aggregate query.
+    Returns {status: count} for every NodeStatus value (zeros included) plus "all", the nodes
+    the list shows without a status filter (soft-deleted ones left out, as node_list does);
+    each count is the length of the list with that status filter, so the pager can take it.
+    Two queries: one aggregate over the nodes that are not deleted, one count of the deleted.
     """
     others = {name: value for name, value in filters.items() if name != "status"}
-    nodes = node_browse(principal=principal, filters=others, text=text).order_by()
+    live = node_browse(principal=principal, filters=others, text=text).order_by()
     now = timezone.now()
-    counts = nodes.aggregate(
-        all=Count("pk"),
-        **{status: Count("pk", filter=status_q(status, now)) for status in NodeStatus.values},
-    )
+    shown = [status for status in NodeStatus.values if status != NodeStatus.DELETED]
+    counts = live.aggregate(all=Count("pk"), **{status: Count("pk", filter=status_q(status, now)) for status in shown})
+    deleted = node_browse(principal=principal, filters={**others, "status": NodeStatus.DELETED}, text=text)
+    counts[NodeStatus.DELETED] = deleted.order_by().count()
     return {name: counts[name] or 0 for name in ["all", *NodeStatus.values]}
+
+
+def _chain_links(*, team_id: int, node_id: int) -> tuple[list[int], list[int]]:
+    """The ids before `node_id` in its supersede chain (nearest first) and after it (nearest
+    first), at most CHAIN_MAX each way, in one recursive query (same SQL on SQLite and
+    PostgreSQL). Only the team's rows are followed; readability is the caller's."""
+    table = connection.ops.quote_name(Node._meta.db_table)
+    sql = f"""
+        WITH RECURSIVE back(id, older, depth) AS (
+            SELECT id, supersedes_id, 0 FROM {table} WHERE id = %s AND team_id = %s
+            UNION ALL
+            SELECT n.id, n.supersedes_id, b.depth + 1 FROM {table} n JOIN back b ON n.id = b.older
+            WHERE n.team_id = %s AND b.depth < %s
+        ), ahead(id, depth) AS (
+            SELECT id, 0 FROM {table} WHERE id = %s AND team_id = %s
+            UNION ALL
+            SELECT n.id, a.depth + 1 FROM {table} n JOIN ahead a ON n.supersedes_id = a.id
+            WHERE n.team_id = %s AND a.depth < %s
+        )
+        SELECT 'back', id, depth FROM back WHERE depth > 0
+        UNION ALL
+        SELECT 'ahead', id, depth FROM ahead WHERE depth > 0
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [node_id, team_id, team_id, CHAIN_MAX, node_id, team_id, team_id, CHAIN_MAX])
+        rows = cursor.fetchall()
+    back = [row[1] for row in sorted((row for row in rows if row[0] == "back"), key=lambda row: row[2])]
+    ahead = [row[1] for row in sorted((row for row in rows if row[0] == "ahead"), key=lambda row: row[2])]
+    return back, ahead
+
+
+def node_version_chain(*, principal: Principal, node: Node) -> list[Node]:
+    """The whole supersede chain through `node`, oldest first (both directions), as
+    memory.selectors.nodes.node_chain gives it — a link the principal may not read ends the
+    walk that way — in two queries however long the chain is (the ids by one recursive
+    query, then the readable nodes)."""
+    back, ahead = _chain_links(team_id=principal.team.pk, node_id=node.pk)
+    found = nodes_for_team(principal=principal).in_bulk([*back, *ahead]) if back or ahead else {}
+
+    def walk(ids: list[int], seen: set[int]) -> list[int]:
+        kept: list[int] = []
+        for pk in ids:
+            if pk not in found or pk in seen:
+                break
+            kept.append(pk)
+            seen.add(pk)
+        return kept
+
+    seen = {node.pk}
+    older = walk(back, seen)
+    newer = walk(ahead, seen)
+    return [*(found[pk] for pk in reversed(older)), node, *(found[pk] for pk in newer)]
 
 
 def node_source_messages(*, principal: Principal, node: Node) -> list[Message]:
@@ -70,6 +127,15 @@ def _count_of(queryset: QuerySet, group: str) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+def _of_sessions(model) -> QuerySet:
+    """`model`'s rows without the team condition the scope adds, for reads filtered by
+    sessions already read through the team (_readable_sessions). With `team_id = …` beside
+    `session_id = …`, SQLite (Django runs no ANALYZE) picks the team's index and reads every
+    row of the team instead of the session's: 6 s for the session list and 30 ms for a
+    session's message count at 100k messages (benchmarks/dashboard_pages.py)."""
+    return model.objects.with_scopes_disabled()
+
+
 def _readable_sessions(principal: Principal) -> QuerySet[Session]:
     sessions = Session.objects.filter(team=principal.team)
     if principal.workspace_ids is not None:
@@ -81,9 +147,8 @@ def session_browse(*, principal: Principal, filters: dict[str, str]) -> QuerySet
     """The team's conversations for the session list, most recent message first.
 
     `filters`: workspace_id, user_id, session_id (exact ids; empty ignored) and status: "" for
-    live sessions, "forgotten" for soft-forgotten ones, "all". Each row carries
-    `message_count`, `summary_count` and `node_count` (session-scope memories), counted in
-    the same query. Lazy queryset.
+    live sessions, "forgotten" for soft-forgotten ones, "all". Lazy queryset; the counts of
+    the rows shown come from session_counts.
     """
     sessions = _readable_sessions(principal)
     exact = {name: filters[name] for name in ("workspace_id", "user_id") if filters.get(name)}
@@ -95,11 +160,30 @@ def session_browse(*, principal: Principal, filters: dict[str, str]) -> QuerySet
         sessions = sessions.filter(deleted_at__isnull=False)
     elif status != "all":
         sessions = sessions.filter(deleted_at__isnull=True)
-    return sessions.annotate(
-        message_count=_count_of(Message.objects.filter(session=OuterRef("pk")), "session"),
-        summary_count=_count_of(Summary.objects.filter(session=OuterRef("pk")), "session"),
-        node_count=_count_of(Node.objects.filter(session=OuterRef("pk")).exclude(status=NodeStatus.DELETED), "session"),
-    ).order_by(F("last_message_at").desc(nulls_last=True), "-pk")
+    return sessions.order_by(F("last_message_at").desc(nulls_last=True), "-pk")
+
+
+def session_counts(*, sessions: list[Session]) -> list[Session]:
+    """Set `message_count`, `summary_count` and `node_count` (session-scope memories not
+    deleted) on each of `sessions` — rows of session_browse, read through the team — in three
+    grouped queries over their ids (none for no sessions), whatever their number; returns them.
+    Counting only the rows shown: correlated counts in session_browse's query were computed
+    for every session of the team before the sort and the page cut."""
+    ids = [session.pk for session in sessions]
+    if not ids:
+        return sessions
+
+    def grouped(queryset: QuerySet) -> dict[int, int]:
+        return dict(queryset.filter(session_id__in=ids).order_by().values_list("session").annotate(n=Count("pk")))
+
+    messages = grouped(_of_sessions(Message))
+    summaries = grouped(_of_sessions(Summary))
+    nodes = grouped(_of_sessions(Node).exclude(status=NodeStatus.DELETED))
+    for session in sessions:
+        session.message_count = messages.get(session.pk, 0)
+        session.summary_count = summaries.get(session.pk, 0)
+        session.node_count = nodes.get(session.pk, 0)
+    return sessions
 
 
 def session_for_page(*, principal: Principal, session_pk: int) -> Session:
@@ -117,7 +201,7 @@ def session_messages(*, principal: Principal, session: Session) -> QuerySet[Mess
     was forgotten (a forgotten conversation leaves every read path, R-STORE)."""
     if session.deleted_at is not None:
         return Message.objects.none()
-    return Message.objects.filter(team=principal.team, session=session).order_by("pk")
+    return _of_sessions(Message).filter(session=session).order_by("pk")
 
 
 def session_message_position(*, principal: Principal, session: Session, message_id: int) -> int | None:
@@ -135,8 +219,8 @@ def session_summary_chain(*, principal: Principal, session: Session) -> list[Sum
     from_message_id..to_message_id covers. Empty once the conversation was forgotten. One query."""
     if session.deleted_at is not None:
         return []
-    covered = Message.objects.filter(session=OuterRef("session"), pk__gte=OuterRef("from_message_id"),
-                                     pk__lte=OuterRef("to_message_id"))
-    chain = Summary.objects.filter(team=principal.team, session=session).annotate(
+    covered = _of_sessions(Message).filter(session=OuterRef("session"), pk__gte=OuterRef("from_message_id"),
+                                           pk__lte=OuterRef("to_message_id"))
+    chain = _of_sessions(Summary).filter(session=session).annotate(
         message_count=_count_of(covered, "session"))
     return list(chain.order_by("pk"))

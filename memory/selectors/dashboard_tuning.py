@@ -9,7 +9,7 @@ as a required keyword and starts from its team; run them inside
 """
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Count, Max, Min
@@ -17,13 +17,15 @@ from django.db.models import Count, Max, Min
 from accounts.models import Team
 from accounts.principal import Principal
 from memory.capture_models import CaptureJob, JobStatus
-from memory.models import Node, Session
+from memory.models import Node, Retrieval, Session
 from memory.policy_models import POLICY_FIELDS, BudgetPolicy
 from memory.selectors.budget import Budget, budget_resolve
 from memory.selectors.context import ContextRequest, MemoryContext, context_build
+from memory.selectors.kpi_json import JSONArrayLength
 from memory.services.policies import policy_changes_clean, policy_get
 
 KNOWN_IDS_MAX = 200  # values offered per datalist (the most recently active first)
+LATEST_CALLS_MAX = 10  # recorded context calls listed under the KPI charts
 
 
 @dataclass(frozen=True)
@@ -148,3 +150,55 @@ def capture_backlog(*, team: Team, workspace_id: str = "") -> Backlog:
     pending = counts.get(JobStatus.PENDING, {})
     return Backlog(pending=pending.get("n", 0), failed=counts.get(JobStatus.FAILED, {}).get("n", 0),
                    oldest_pending=pending.get("oldest"))
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One context call of the hit ledger as the KPI page lists it: when, for whom, the query,
+    the block's characters and estimated tokens, the max_chars in force and where it came
+    from, whether the block was cut, how many memories were injected and left out."""
+
+    retrieval_id: int
+    created_at: datetime
+    workspace_id: str
+    user_id: str
+    session_id: str
+    query: str
+    chars: int
+    tokens: int
+    max_chars: Any
+    max_chars_source: str
+    truncated: bool
+    memories: int
+    omitted: int
+    latency_ms: float
+
+
+def latest_context_calls(*, team: Team, workspace_id: str = "", since: date, until: date,
+                         limit: int = LATEST_CALLS_MAX) -> list[RecordedCall]:
+    """The team's (or one workspace's) newest recorded context calls of the UTC days
+    since..until (both included), newest first, at most `limit`; one query. What the KPIs
+    sum, call by call: a budget change shows in the next call's max_chars and its source."""
+    start = datetime.combine(since, time.min, tzinfo=UTC)
+    end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC)
+    calls = Retrieval.objects.filter(team=team, created_at__gte=start, created_at__lt=end)
+    if workspace_id:
+        calls = calls.filter(workspace_id=workspace_id)
+    # The lists are counted in the database: a call's `omitted` holds a hundred entries or more
+    # in a large store, and decoding them took longer than the query.
+    rows = (calls.select_related("session").order_by("-created_at", "-pk")
+            .only("created_at", "workspace_id", "user_id", "query", "total_chars", "total_tokens", "truncated",
+                  "policy", "latency_ms", "session__external_id")
+            .annotate(memories=JSONArrayLength("used_node_ids"), left_out=JSONArrayLength("omitted"))[:limit])
+    out = []
+    for row in rows:
+        max_chars = row.policy.get("max_chars") if isinstance(row.policy, dict) else None
+        max_chars = max_chars if isinstance(max_chars, dict) else {}
+        out.append(RecordedCall(
+            retrieval_id=row.pk, created_at=row.created_at, workspace_id=row.workspace_id, user_id=row.user_id,
+            session_id=row.session.external_id if row.session is not None else "", query=row.query,
+            chars=row.total_chars, tokens=row.total_tokens, max_chars=max_chars.get("value"),
+            max_chars_source=str(max_chars.get("source", "")), truncated=row.truncated,
+            memories=row.memories or 0, omitted=row.left_out or 0, latency_ms=row.latency_ms,
+        ))
+    return out

@@ -202,3 +202,24 @@ def test_the_page_lists_the_first_twenty_calls_that_change_and_counts_them_all()
     rows = {row["label"]: (row["before"], row["after"], row["delta"]) for row in table["rows"]}
     assert rows["Injected characters per call"] == ("10", "7.5", "−2.5")
     assert rows["Omitted: over_limit"] == ("2", "0", "−2") and rows["Hit rate"] == ("100.0%", "100.0%", "")
+
+
+def test_after_an_htmx_simulate_or_save_the_browser_scrolls_to_what_changed(admin_client, traffic):
+    simulated = admin_client.post(URL, form_data("simulate", "w1", max_chars=200), HTTP_HX_REQUEST="true")
+    assert simulated.status_code == 200 and simulated["HX-Reswap"] == "outerHTML show:#simulation:top"
+    assert 'id="simulation"' in simulated.content.decode()
+    saved = admin_client.post(URL, form_data("save", "w1", max_chars=200), HTTP_HX_REQUEST="true")
+    assert saved.status_code == 200 and saved["HX-Reswap"] == "outerHTML show:#budgets:top"
+    assert "HX-Reswap" not in admin_client.post(URL, form_data("save", "w1", max_chars=200))
+
+
+def test_workspaces_in_use_without_a_policy_are_linked_beside_the_overrides(viewer_client, admin_principal):
+    append(admin_principal, "hi", session_id="做饭-1", workspace_id="家里", user_id="小明")
+    append(admin_principal, "hi", session_id="s9", workspace_id="w9", user_id="u9")
+    policy_set(principal=admin_principal, workspace_id="w9", changes={"max_chars": 300})
+    html = viewer_client.get(URL).content.decode()
+    levels = html[html.index('<nav class="levels"'):html.index("</nav>", html.index('<nav class="levels"'))]
+    assert 'href="/budgets?workspace_id=%E5%AE%B6%E9%87%8C"' in levels
+    assert '家里 <small class="muted">inherits</small>' in levels
+    assert 'href="/budgets?workspace_id=w9"' in levels and "w9 <small class=\"muted\">1 set</small>" in levels
+    assert levels.count('href="/budgets?workspace_id=w9"') == 1

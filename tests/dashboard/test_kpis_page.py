@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memory.capture_models import CaptureJob, JobStatus
 from memory.selectors.kpis import kpis
+from memory.services.policies import policy_set
 from tests.dashboard.xss import ALL, ESCAPED, SCRIPT, injected
 from tests.memory.selectors.test_kpis import D1, D2, build_ledger
 
@@ -118,3 +119,32 @@ def test_planted_markup_in_a_workspace_id_and_a_query_stays_text(viewer_client, 
         html = response.content.decode()
         assert response.status_code == 200 and response.context["data"]["totals"]["context_calls"] == 1
         assert injected(html) == {} and ESCAPED[0] in html
+
+
+def test_the_latest_calls_of_the_range_are_listed_newest_first_with_the_budget_in_force(
+        viewer_client, admin_principal, agent_client, ledger):
+    ids = ledger["ids"]
+    response = viewer_client.get(URL, RANGE)
+    latest = response.context["latest"]
+    assert [call.retrieval_id for call in latest] == [ids[4], ids[3], ids[2], ids[1], ids[0]]
+    newest = latest[0]
+    assert (newest.workspace_id, newest.query, newest.memories, newest.omitted, newest.latency_ms) == ("w1", "香菜", 2, 1, 5.0)
+    assert (newest.max_chars, newest.max_chars_source) == (1200, "default")
+    only_w2 = viewer_client.get(URL, {**RANGE, "workspace_id": "w2"}).context["latest"]
+    assert [call.retrieval_id for call in only_w2] == [ids[3]]
+
+    policy_set(principal=admin_principal, workspace_id="w1", changes={"max_chars": 300})
+    today = agent_client.post("/api/v1/context", {"workspace_id": "w1", "user_id": "u1", "session_id": "s1",
+                                                  "query": "香菜"}, format="json").json()
+    response = viewer_client.get(URL)
+    html = response.content.decode()
+    row = html[html.index(f'<td class="num">{today["retrieval_id"]}</td>'):]
+    row = row[:row.index("</tr>")]
+    assert '<td class="mono max-chars">300 <span class="badge source source-workspace">workspace</span></td>' in row
+    assert f'<td class="num">{today["diagnostics"]["total_chars"]}</td>' in row
+    assert 'href="/budgets?workspace_id=w1"' in row
+
+
+def test_a_range_without_calls_says_so(viewer_client):
+    html = viewer_client.get(URL).content.decode()
+    assert "No context calls recorded in this range." in html

@@ -24,6 +24,7 @@ def test_login_page_shows_the_form(client, db):
     assert response.status_code == 200
     assert b'name="username"' in response.content
     assert b'name="password"' in response.content
+    assert b'<link rel="icon" href="data:,">' in response.content  # no request for /favicon.ico (a 404 in the log)
 
 
 def test_login_with_a_cast_password_goes_to_the_memory_list(client, viewer):

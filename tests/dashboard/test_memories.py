@@ -179,3 +179,24 @@ def test_list_renders_in_the_same_number_of_queries_for_3_and_30_nodes(
         response = viewer_client.get(reverse("dashboard:memories"))
     assert "Node 29" in response.content.decode()
     assert with_three <= 10
+
+
+def test_the_deleted_count_counts_forgotten_memories_and_matches_their_list(viewer_client, principal, nodes):
+    from memory.services.forgetting import ForgetSelector, memory_forget
+
+    memory_forget(principal=principal, selector=ForgetSelector(node_id=nodes["staging"].pk), mode="soft",
+                  reason="用户要求", confirm=True)
+    url = reverse("dashboard:memories")
+    counts = viewer_client.get(url).context["status_counts"]
+    assert counts == {"all": 3, "active": 2, "superseded": 0, "expired": 1, "deleted": 1}
+    deleted = viewer_client.get(url, {"status": "deleted"})
+    assert shown(deleted) == {"staging"} and deleted.context["page_obj"].paginator.count == 1
+    assert viewer_client.get(url, {"status": "deleted", "domain": "food"}).context["status_counts"]["deleted"] == 0
+
+
+@pytest.mark.parametrize("params", [{}, {"status": "active"}, {"status": "expired"}, {"status": "deleted"},
+                                    {"q": "release"}, {"domain": "dev", "status": "active"}])
+def test_the_pager_counts_what_the_status_counts_say(viewer_client, nodes, params):
+    response = viewer_client.get(reverse("dashboard:memories"), params)
+    counts, page_obj = response.context["status_counts"], response.context["page_obj"]
+    assert page_obj.paginator.count == counts[params.get("status") or "all"] == len(page_obj.object_list)

@@ -122,3 +122,46 @@ def test_stored_markup_is_rendered_escaped_everywhere(viewer_client, principal):
         assert "<img src=x" not in html
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
         assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_a_replaced_version_says_which_version_replaced_it_and_which_is_newest(viewer_client, chain):
+    first, second, third = chain
+    html = node_page(viewer_client, first).content.decode()
+    notice = html[html.index('id="newer-version"'):html.index("</p>", html.index('id="newer-version"'))]
+    assert f'href="/nodes/{second.pk}">#{second.pk} Coffee: with milk</a>' in notice
+    assert f'href="/nodes/{third.pk}">#{third.pk} Coffee: oat milk</a>' in notice and "status-active" in notice
+    fields = html[html.index("<dt>Superseded by</dt>"):]
+    assert fields.startswith(f'<dt>Superseded by</dt><dd><a href="/nodes/{second.pk}">#{second.pk}</a></dd>')
+    newest = node_page(viewer_client, third).content.decode()
+    assert 'id="newer-version"' not in newest and "<dt>Superseded by</dt><dd>—</dd>" in newest
+
+
+def test_the_page_leads_to_its_chain_sources_and_audit(viewer_client, chain):
+    html = node_page(viewer_client, chain[1]).content.decode()
+    assert '<a href="#chain">supersede chain (3 versions)</a>' in html
+    assert '<a href="#sources">source messages (0)</a>' in html
+    assert '<a href="#audit">audit trail (' in html
+
+
+def test_the_chain_stops_at_a_version_the_reader_may_not_see(principal, team):
+    """A key limited to workspace w1 follows the chain only as far as it may read, as the API's
+    node_chain does."""
+    from accounts.principal import principal_for_key
+    from accounts.services import agent_key_create
+    from memory.selectors.dashboard import node_version_chain
+    from memory.selectors.nodes import node_chain
+
+    w2_chat = {"workspace_id": "w2", "user_id": "u1", "session_id": "w2-chat"}
+    make_message(principal, "hi", **w2_chat)
+    first = make_node(principal, title="v1", scope="workspace", workspace_id="w1", key="k", value_json=1)
+    second = node_supersede(principal=principal, old_node_id=first.pk, reason="r",
+                            data=supersede_input(first, {"title": "v2", "scope": "session"}, w2_chat))
+    third = node_supersede(principal=principal, old_node_id=second.pk, reason="r",
+                           data=supersede_input(second, {"title": "v3", "scope": "workspace"}, {"workspace_id": "w1"}))
+    limited = principal_for_key(agent_key_create(team=team, name="w1 only", workspace_ids=["w1"])[0])
+    for reader in (principal, limited):
+        for node in (first, third):
+            expected = [item.pk for item in node_chain(principal=reader, node=node)]
+            assert [item.pk for item in node_version_chain(principal=reader, node=node)] == expected
+    assert [item.pk for item in node_version_chain(principal=limited, node=first)] == [first.pk]
+    assert [item.pk for item in node_version_chain(principal=principal, node=first)] == [first.pk, second.pk, third.pk]

@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 
 from memory.models import Retrieval
+from memory.services.nodes import node_supersede, supersede_input
 from memory.services.policies import policy_set
 from tests.dashboard.xss import ALL, ESCAPED, SCRIPT, injected
 from tests.helpers import append, make_node
@@ -140,3 +141,43 @@ def test_payloads_in_ids_and_the_question_render_inert(viewer_client, principal)
 def test_a_login_is_required(client):
     response = client.get(URL)
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_without_ids_the_page_offers_the_recent_conversations_to_start_from(viewer_client, principal):
+    append(principal, "hi", session_id="做饭-1", workspace_id="家里", user_id="小明")
+    html = viewer_client.get(URL).content.decode()
+    start = html.index('<nav class="recent-sessions"')
+    offered = html[start:html.index("</nav>", start)]
+    assert ('href="/preview?workspace_id=%E5%AE%B6%E9%87%8C&amp;user_id=%E5%B0%8F%E6%98%8E&amp;'
+            'session_id=%E5%81%9A%E9%A5%AD-1">做饭-1') in offered
+    assert "家里 · 小明" in offered
+    picked = viewer_client.get(URL, {"workspace_id": "家里", "user_id": "小明", "session_id": "做饭-1"})
+    assert 'class="recent-sessions"' not in picked.content.decode()
+
+
+def test_a_team_without_conversations_is_told_what_to_type(viewer_client):
+    html = viewer_client.get(URL).content.decode()
+    assert "No conversations recorded yet: type the ids an agent would send." in html
+
+
+def test_left_out_nodes_are_counted_by_reason_and_the_first_ones_listed_the_drafts_first(viewer_client, principal,
+                                                                                         monkeypatch):
+    monkeypatch.setattr("dashboard.views.preview.OMITTED_SHOWN", 5)
+    append(principal, "planning the launch", **CALL)
+    for index in range(8):  # replaced facts the question finds: each old version is left out as superseded
+        old = make_node(principal, user_id="u1", type="fact", key=f"plan{index}", title=f"old launch plan {index}")
+        node_supersede(principal=principal, old_node_id=old.pk, reason="changed",
+                       data=supersede_input(old, {"title": f"launch plan {index}"}, {}))
+    make_node(principal, user_id="u1", type="fact", title="launch rumour", confidence=0.3)
+    response = viewer_client.get(URL, {**CALL, "q": "launch", "draft-min_confidence": "0.5"})
+    current, draft = response.context["current"], response.context["draft"]
+    for side in (current, draft):
+        assert sum(count for _, count in side.omitted_by_reason) == side.omitted_total == len(side.context.omitted)
+        assert side.omitted_total > 5 and len(side.omitted) == 5
+    assert dict(draft.omitted_by_reason) == {"superseded": 8, "low_confidence": 1}
+    assert draft.omitted_by_reason[0] == ("superseded", 8)
+    states = [row["state"] for row in draft.omitted]
+    assert states == ["added", "", "", "", ""] and draft.omitted[0]["title"] == "launch rumour"
+    html = response.content.decode()
+    assert "<b>9</b> nodes:" in html and "the first 5 listed, what the draft newly leaves out first" in html
+    assert html.count("old launch plan") == 4 + 5

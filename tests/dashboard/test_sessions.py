@@ -252,3 +252,13 @@ def test_forgetting_another_teams_conversation_is_404(editor_client, other_princ
 def test_unknown_session_action_is_400(editor_client, principal):
     session, _ = conversation(principal, "chat", 1)
     assert editor_client.post(page_url(session), {"action": "rename"}).status_code == 400
+
+
+def test_a_session_page_links_to_its_users_memories_and_to_the_preview_of_its_next_call(viewer_client, principal):
+    session, _ = conversation(principal, "做饭-1", 2, workspace_id="家里", user_id="小明")
+    html = viewer_client.get(page_url(session)).content.decode()
+    assert '<a href="/?user_id=%E5%B0%8F%E6%98%8E">all memories of user 小明</a>' in html
+    assert ('<a class="preview-link" href="/preview?workspace_id=%E5%AE%B6%E9%87%8C&amp;user_id=%E5%B0%8F%E6%98%8E'
+            '&amp;session_id=%E5%81%9A%E9%A5%AD-1">') in html
+    Session.objects.filter(pk=session.pk).update(deleted_at=session.created_at)
+    assert 'class="preview-link"' not in viewer_client.get(page_url(session)).content.decode()

@@ -4,7 +4,7 @@ from django.urls import reverse
 from django_scopes import scope
 
 from accounts.models import Role
-from accounts.services import membership_set
+from accounts.services import membership_set, team_create
 from tests.dashboard.conftest import make_message, make_node
 
 
@@ -72,9 +72,17 @@ def test_superuser_may_switch_to_any_team_as_admin(client, team, other_team, oth
 
 
 def test_switcher_lists_only_the_users_teams(viewer_client, other_team):
+    membership_set(team=team_create(slug="initech", name="Initech"), username="vera", role=Role.VIEWER)
     html = viewer_client.get(reverse("dashboard:memories")).content.decode()
-    assert 'value="acme"' in html
+    assert 'value="acme"' in html and 'value="initech"' in html
     assert 'value="globex"' not in html
+
+
+def test_a_member_of_one_team_sees_its_name_without_a_switcher(viewer_client):
+    html = viewer_client.get(reverse("dashboard:memories")).content.decode()
+    assert '<span class="team-name">Team <b>Acme</b></span>' in html
+    assert 'class="team-switch"' not in html
+    assert 'vera <span class="badge role" title="your role in this team">viewer</span>' in html
 
 
 @pytest.mark.parametrize("page", ["list", "node", "sessions", "session"])
