@@ -91,8 +91,11 @@ def clean_evidence(raw: list[str], known: set[str]) -> frozenset[str]:
 
 def locomo_load(path: Path) -> list[Conversation]:
     """Every conversation of a LoCoMo file with its scored questions (categories 1–4 with evidence)."""
+    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(samples, list) or not samples:
+        raise ValueError("expected a JSON list of LoCoMo samples")
     conversations = []
-    for sample in json.loads(Path(path).read_text(encoding="utf-8")):
+    for sample in samples:
         turns = locomo_turns(sample)
         known = {turn.dia_id for turn in turns}
         questions = []

@@ -39,9 +39,18 @@ class Command(BaseCommand):
         path = options["path"] or Path(settings.SHARED_DATA_DIR) / DEFAULT_PATHS[dataset]
         if not path.exists():
             raise CommandError(f"no such data: {path} (set MEMORY_SHARED_DATA or pass the path)")
+        if dataset == "locomo" and not path.is_file():
+            raise CommandError(f"{path} is not a file: LoCoMo data is one JSON file (e.g. locomo/locomo5.json)")
+        if dataset == "madial" and not path.is_dir():
+            raise CommandError(f"{path} is not a folder: MADial data is a folder with memory-user1.jsonl and "
+                               "dialogue-user1.jsonl")
         log = self.stdout.write
+        try:
+            loaded = locomo_load(path) if dataset == "locomo" else madial_load(path)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise CommandError(f"cannot read {path} as {dataset} data: {type(error).__name__}: {error}") from None
         if dataset == "locomo":
-            conversations = locomo_load(path)
+            conversations = loaded
             wanted = set(options["conversation"])
             if wanted:
                 unknown = wanted - {item.sample_id for item in conversations}
@@ -50,7 +59,7 @@ class Command(BaseCommand):
                 conversations = [item for item in conversations if item.sample_id in wanted]
             report = locomo_evaluate(conversations, budget_chars=options["budget_chars"], keep=options["keep"], log=log)
         else:
-            memories, dialogues = madial_load(path)
+            memories, dialogues = loaded
             report = madial_evaluate(memories, dialogues, keep=options["keep"], log=log)
         self._print(report)
         if options["json"]:

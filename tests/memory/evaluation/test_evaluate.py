@@ -118,3 +118,20 @@ def test_unknown_conversations_and_missing_data_are_clear_errors(tmp_path):
         call_command("evaluate", "locomo", str(path), "--conversation", "conv-404", stdout=StringIO())
     with pytest.raises(CommandError, match="no such data"):
         call_command("evaluate", "madial", str(tmp_path / "absent"), stdout=StringIO())
+
+
+@pytest.mark.parametrize("dataset,content,message", [
+    ("locomo", None, "is not a file"),
+    ("madial", "x", "is not a folder"),
+    ("locomo", "{}", "expected a JSON list"),
+    ("locomo", '[{"x": 1}]', "KeyError"),
+    ("locomo", "not json", "cannot read"),
+])
+def test_data_of_the_wrong_shape_is_a_clear_error(tmp_path, dataset, content, message):
+    path = tmp_path / "data"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        call_command("evaluate", dataset, str(path), stdout=StringIO())
