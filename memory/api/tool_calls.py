@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 
 from accounts.principal import Principal
 from memory.api import governance_serializers as g
@@ -201,7 +201,9 @@ def _context(principal: Principal, data) -> ToolAnswer:
 
 @dataclass(frozen=True)
 class ToolCall:
-    serializer: type[s.serializers.Serializer]
+    """A memory tool: its endpoint's input serializer, the function that answers it, the right it needs."""
+
+    serializer: type[serializers.Serializer]
     answer: Callable[[Principal, Any], ToolAnswer]
     right: str  # "read" | "write", as the endpoint's required_right
 
