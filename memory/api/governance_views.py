@@ -8,11 +8,12 @@ from rest_framework.response import Response
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
 from memory.api.base import TeamAPIView, owner_of
+from memory.api.tool_calls import forget_output, proposal_from, proposal_output, tool_call
 from memory.api.tools import tool_definitions, tool_endpoints
 from memory.api.views import NodeDetailView
 from memory.selectors.nodes import node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
-from memory.services.proposals import Proposal, extraction_apply, proposal_apply
+from memory.services.proposals import extraction_apply
 from memory.services.schema import schema_summary
 
 
@@ -24,56 +25,8 @@ class MemoryProposeView(TeamAPIView):
     @extend_schema(operation_id="memory_propose", request=s.ProposeInSerializer,
                    responses={200: s.ProposeOutSerializer, 201: s.ProposeOutSerializer})
     def post(self, request):
-        data = self.body(s.ProposeInSerializer)
-        result = proposal_apply(principal=request.principal, proposal=proposal_from(data))
-        return Response(proposal_output(request.principal, result), status=201 if result.created else 200)
-
-
-def proposal_from(data) -> Proposal:
-    return Proposal(
-        operation=data["operation"],
-        node=dict(data.get("node") or {}),
-        reason=data.get("reason", ""),
-        target_id=data.get("target_id"),
-        workspace_id=data.get("workspace_id", ""),
-        user_id=data.get("user_id", ""),
-        session_id=data.get("session_id", ""),
-        explicit_user_intent=data.get("explicit_user_intent", False),
-        expected_version=data.get("expected_version"),
-        confirm=data.get("confirm", False),
-        on_nonconforming=data.get("on_nonconforming", "reject"),
-    )
-
-
-def proposal_output(principal, result) -> dict:
-    node = node_get(principal=principal, node_id=result.node.pk) if result.node is not None else None
-    return {
-        "accepted": result.accepted,
-        "operation": result.operation,
-        "node_id": result.node_id,
-        "created": result.created,
-        "reason": result.reason,
-        "message": result.message,
-        "requires_confirmation": result.requires_confirmation,
-        "conflict_node_id": result.conflict_node_id,
-        "superseded_id": result.superseded_id,
-        "notes": result.notes,
-        "node": s.NodeOutSerializer(node).data if node is not None else None,
-    }
-
-
-def forget_output(result) -> dict:
-    return {
-        "mode": result.mode,
-        "deleted_ids": result.deleted_ids,
-        "count": len(result.deleted_ids),
-        "requires_confirmation": result.requires_confirmation,
-        "candidate_count": result.candidate_count,
-        "candidates": g.ForgetCandidateSerializer(
-            [{"id": node.pk, "scope": node.scope, "type": node.type, "key": node.key, "title": node.title,
-              "status": node.status} for node in result.candidates], many=True).data,
-        "message": result.message,
-    }
+        answer = tool_call(request.principal, "memory_propose_update", request.data)
+        return Response(answer.body, status=answer.status)
 
 
 class MemoryForgetView(TeamAPIView):
@@ -83,22 +36,8 @@ class MemoryForgetView(TeamAPIView):
 
     @extend_schema(operation_id="memory_forget", request=g.ForgetInSerializer, responses={200: g.ForgetOutSerializer})
     def post(self, request):
-        data = self.body(g.ForgetInSerializer)
-        selector = ForgetSelector(
-            owner=owner_of(data),
-            node_id=data.get("id"),
-            scope=data.get("scope", ""),
-            domain=data.get("domain", ""),
-            category_path_prefix=tuple(data.get("category_path_prefix", ())),
-            type=data.get("type", ""),
-            key=data.get("key", ""),
-            has_value="value_json" in data,
-            value_json=data.get("value_json"),
-            source_message_ids=tuple(data.get("source_message_ids", ())),
-        )
-        result = memory_forget(principal=request.principal, selector=selector, mode=data["mode"],
-                               reason=data["reason"], confirm=data["confirm"])
-        return Response(forget_output(result))
+        answer = tool_call(request.principal, "memory_forget", request.data)
+        return Response(answer.body, status=answer.status)
 
 
 class NodeView(NodeDetailView):

@@ -62,7 +62,8 @@ def _resolve(node: Any, components: dict[str, Any], seen: tuple[str, ...] = ()) 
 
 
 @cache
-def _generated() -> dict[str, dict[str, Any]]:
+def _request_bodies() -> dict[str, dict[str, Any]]:
+    """{operation id: its JSON request body's schema, self-contained}."""
     schema = SchemaGenerator().get_schema(request=None, public=True)
     components = schema.get("components", {}).get("schemas", {})
     bodies: dict[str, dict[str, Any]] = {}
@@ -73,6 +74,12 @@ def _generated() -> dict[str, dict[str, Any]]:
             content = operation.get("requestBody", {}).get("content", {}).get("application/json")
             if content:
                 bodies[operation["operationId"]] = _resolve(content["schema"], components)
+    return bodies
+
+
+@cache
+def _generated() -> dict[str, dict[str, Any]]:
+    bodies = _request_bodies()
     return {
         name: {"name": name, "description": description, "endpoint": f"POST {path}",
                "parameters": {**bodies[operation_id], "additionalProperties": False}}
@@ -100,3 +107,17 @@ def tool_definitions(flavour: str = "openai", *, schema_summary: str = "") -> li
             tools.append({"type": "function", "function": {"name": tool["name"], "description": description,
                                                              "parameters": tool["parameters"]}})
     return tools
+
+
+CONTEXT_TOOL = ("memory_context", "context", "/api/v1/context",
+                "The memory context to put before the next model call: the rendered block (summary, preferences, "
+                "relevant memories and messages under the team's budget) with what was used and left out, and why. "
+                "Call it once per user turn with the user's message as query; the call is recorded as a retrieval.")
+
+
+def context_tool_definition() -> dict[str, Any]:
+    """memory_context in the "anthropic" shape {name, description, input_schema}: POST /api/v1/context
+    as a tool, for MCP clients (memory.mcp) that only call tools. Not one of the four of R-TOOLS."""
+    name, operation_id, _, description = CONTEXT_TOOL
+    return {"name": name, "description": description,
+            "input_schema": {**_request_bodies()[operation_id], "additionalProperties": False}}

@@ -13,14 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api import serializers as s
-from memory.api.base import TeamAPIView, owner_of, session_ref
+from memory.api.base import TeamAPIView, session_ref
 from memory.api.errors import not_found_view
 from memory.api.kpi_serializers import feedback_output
-from memory.errors import NotFound
-from memory.selectors.context import ContextRequest, context_build
+from memory.api.tool_calls import tool_call
 from memory.selectors.messages import messages_page
 from memory.selectors.nodes import node_audit_trail, node_chain, node_get, node_list, node_text_filter
-from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
 from memory.selectors.retrievals import retrieval_explain, retrieval_feedback, retrieval_get
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
@@ -144,54 +142,8 @@ class ContextView(TeamAPIView):
 
     @extend_schema(operation_id="context", request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
     def post(self, request):
-        data = self.body(s.ContextInSerializer)
-        session_ref(data)  # validates the ids
-        context = context_build(
-            principal=request.principal,
-            request=ContextRequest(
-                owner=owner_of(data),
-                query=data.get("query", ""),
-                domain=data.get("domain", ""),
-                category_path_prefix=data.get("category_path_prefix", ()),
-                budget=data.get("budget"),
-            ),
-        )
-        summaries = context.section("summary")
-        relevant = context.section("relevant")
-        matched = {item.obj.pk: item.matched for item in context.items if item.section == "relevant"}
-        output = {
-            "retrieval_id": context.retrieval_id,
-            "block": context.block,
-            "latest_summary": s.SummaryOutSerializer(summaries[0]).data if summaries else None,
-            "recent_messages": s.MessageOutSerializer(
-                sorted(context.section("recent_messages"), key=lambda m: m.pk), many=True
-            ).data,
-            "session_memory": s.NodeOutSerializer(context.section("session"), many=True).data,
-            "workspace_memory": s.NodeOutSerializer(context.section("workspace"), many=True).data,
-            "preferences": s.NodeOutSerializer(context.section("user_preferences"), many=True).data,
-            "profile": next(({"version": version.version, "summary": version.summary}
-                             for version in context.section("profile")), None),
-            "corrections": s.NodeOutSerializer(context.section("corrections"), many=True).data,
-            "working_memory": [item.text for item in context.items if item.section == "working"],
-            "relevant_nodes": s.RelevantNodeOutSerializer(relevant, many=True, context={"matched": matched}).data,
-            "relevant_messages": s.MessageOutSerializer(context.section("earlier_messages"), many=True).data,
-            "used_memory_ids": context.used_memory_ids,
-            "omitted": [{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
-            "items": [{**item.ref, "text": item.text} for item in context.items],
-            "budget": context.budget.as_dict(),
-            "diagnostics": {
-                "enabled": context.budget.enabled,
-                "store_status": context.store_status,
-                "warnings": context.warnings,
-                "truncated": context.truncated,
-                "total_chars": len(context.block),
-                "chars_by_layer": context.chars_by_layer,
-                "tokens_by_layer": context.tokens_by_layer,
-                "counts": context.counts,
-                "latency_ms": context.latency_ms,
-            },
-        }
-        return Response(output)
+        answer = tool_call(request.principal, "memory_context", request.data)
+        return Response(answer.body, status=answer.status)
 
 
 class RetrievalView(TeamAPIView):
@@ -228,28 +180,6 @@ class RetrievalView(TeamAPIView):
         )
 
 
-def memory_query_from(data) -> MemoryQuery:
-    return MemoryQuery(
-        owner=owner_of(data),
-        scopes=tuple(data.get("scopes", ())),
-        domain=data.get("domain", ""),
-        category_path_prefix=tuple(data.get("category_path_prefix", ())),
-        types=tuple(data.get("types", ())),
-        key=data.get("key", ""),
-        has_value="value_json" in data,
-        value_json=data.get("value_json"),
-        value_filters=tuple(
-            ValueFilter(path=item["path"], op=item["op"], value=item.get("value")) for item in data.get("value_filters", ())
-        ),
-        tags=tuple(data.get("tags", ())),
-        entities=tuple(data.get("entities", ())),
-        query_text=data.get("query_text", ""),
-        include_expired=data.get("include_expired", False),
-        min_confidence=data.get("min_confidence", 0.0),
-        limit=data.get("limit", 10),
-    )
-
-
 class MemorySearchView(TeamAPIView):
     """memory_search: a MemoryQuery → {exact, relevant, omitted} (R-QUERY)."""
 
@@ -259,16 +189,8 @@ class MemorySearchView(TeamAPIView):
     @extend_schema(operation_id="memory_search", request=s.MemoryQueryInSerializer,
                    responses={200: s.MemoryQueryOutSerializer})
     def post(self, request):
-        data = self.body(s.MemoryQueryInSerializer)
-        result = memory_query(principal=request.principal, query=memory_query_from(data))
-        return Response(
-            {
-                "exact": s.NodeOutSerializer(result.exact, many=True).data,
-                "relevant": s.RelevantNodeOutSerializer(result.relevant, many=True,
-                                                        context={"matched": result.matched}).data,
-                "omitted": [{"node_id": item.node_id, "reason": item.reason} for item in result.omitted],
-            }
-        )
+        answer = tool_call(request.principal, "memory_search", request.data)
+        return Response(answer.body, status=answer.status)
 
 
 class MemoryGetView(TeamAPIView):
@@ -279,19 +201,8 @@ class MemoryGetView(TeamAPIView):
 
     @extend_schema(operation_id="memory_get", request=s.MemoryGetInSerializer, responses={200: s.NodeOutSerializer})
     def post(self, request):
-        data = self.body(s.MemoryGetInSerializer)
-        if data.get("id"):
-            node = node_get(principal=request.principal, node_id=data["id"])
-        else:
-            query = memory_query_from(
-                {**data, "scopes": [data["scope"]] if data.get("scope") else [],
-                 "types": [data["type"]] if data.get("type") else [], "limit": 1}
-            )
-            found = memory_query(principal=request.principal, query=query).exact
-            if not found:
-                raise NotFound("no active node with that key")
-            node = found[0]
-        return Response(s.NodeOutSerializer(node).data)
+        answer = tool_call(request.principal, "memory_get", request.data)
+        return Response(answer.body, status=answer.status)
 
 
 class NodeListView(TeamAPIView):

@@ -1,0 +1,81 @@
+"""The MCP server (memory.api.mcp_server) over streamable HTTP, with an agent key per request.
+
+Every HTTP request to the endpoint must carry `Authorization: Bearer <agent key>`; the key is
+checked before the SDK sees the request (a missing, malformed, unknown or revoked key: 401 with
+the API's error body and `WWW-Authenticate: Bearer`), and its principal travels in the ASGI
+scope to the tool handlers. Bound to loopback unless the operator says otherwise (R-OPS).
+"""
+
+import ipaddress
+import json
+from typing import Any
+
+import uvicorn
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from rest_framework.exceptions import AuthenticationFailed
+
+from memory.api.errors import error_body
+from memory.api.mcp_server import PRINCIPAL_SCOPE_KEY, build_server, principal_for_raw_key
+
+MCP_PATH = "/mcp"
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _authenticate(authorization: str) -> Any:
+    """The principal for an Authorization header value, or the AuthenticationFailed to answer with."""
+    close_old_connections()
+    try:
+        parts = authorization.split()
+        if len(parts) != 2 or parts[0].lower() != "bearer":
+            raise AuthenticationFailed("send 'Authorization: Bearer <key>'")
+        return principal_for_raw_key(parts[1])
+    except AuthenticationFailed as error:
+        return error
+    finally:
+        close_old_connections()
+
+
+class AgentKeyMiddleware:
+    """ASGI middleware: 401 unless the request's bearer agent key is valid; else the principal
+    goes into scope[PRINCIPAL_SCOPE_KEY]. Lifespan events pass through."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        authorization = headers.get(b"authorization", b"").decode("latin-1")
+        principal = await sync_to_async(_authenticate, thread_sensitive=True)(authorization)
+        if isinstance(principal, AuthenticationFailed):
+            body = json.dumps(error_body("unauthenticated", str(principal.detail))).encode()
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
+
+
+def http_app(*, host: str = "127.0.0.1") -> Any:
+    """The ASGI app: the SDK's streamable HTTP app at /mcp (DNS-rebinding protection on for
+    loopback hosts) behind AgentKeyMiddleware."""
+    return AgentKeyMiddleware(build_server().streamable_http_app(streamable_http_path=MCP_PATH, host=host))
+
+
+def serve_http(*, host: str, port: int) -> None:
+    """Serve until interrupted (uvicorn, one process)."""
+    uvicorn.Server(uvicorn.Config(http_app(host=host), host=host, port=port, log_level="warning",
+                                  lifespan="on")).run()
