@@ -86,7 +86,7 @@ def stand_in_reply(request: dict[str, Any]) -> dict[str, Any]:
         if chinese:  # a memory speaks of the user in the third person: 我对花生过敏 → 用户对花生过敏
             what = re.sub(r"^我", "用户", what)
         arguments = {"operation": "create", "explicit_user_intent": True, "reason": "the user asked to remember it",
-                     "node": {"scope": "user", "type": _node_type(what), "title": what, "content": user_text.strip()}}
+                     "node": {"scope": "user", "type": _node_type(what), "title": what}}
         message["tool_calls"] = [{"id": f"call_{len(messages)}", "type": "function",
                                   "function": {"name": "memory_propose_update", "arguments": json.dumps(arguments,
                                                                                                        ensure_ascii=False)}}]
