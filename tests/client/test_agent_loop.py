@@ -1,5 +1,6 @@
 """examples/agent_loop.py end to end: a subprocess drives two turns against the live server
-with its local stand-in model (issue 8 part 3; R-CTX, R-TOOLS)."""
+with its local stand-in model, and the memory it stored shows in the dashboard (issue 8 part 3;
+R-CTX, R-TOOLS)."""
 
 import os
 import re
@@ -8,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from accounts.services import agent_key_create
 from memory.models import Message, Node, Retrieval, RetrievalFeedback
@@ -26,7 +29,7 @@ def run_example(live_server, raw_key: str, *turns: str) -> subprocess.CompletedP
                           text=True, timeout=120)
 
 
-def test_the_agent_loop_remembers_then_uses_the_memory_and_reports_it(live_server, team):
+def test_the_agent_loop_remembers_then_uses_the_memory_and_reports_it(live_server, team, viewer):
     _, raw = agent_key_create(team=team, name="loop agent")
     done = run_example(live_server, raw, "记住，我对花生过敏", "今晚吃什么？")
     assert done.returncode == 0, done.stderr
@@ -46,8 +49,12 @@ def test_the_agent_loop_remembers_then_uses_the_memory_and_reports_it(live_serve
     answer = Message.objects.filter(session__external_id="loop-1", role="assistant").order_by("pk").last()
     assert f"[memory:{node.pk}]" in answer.content and "用户对花生过敏" in answer.content
     assert "[tool] memory_propose_update" in done.stdout
-    with MemoryClient(live_server.url, raw) as memory:  # what the dashboard lists, through the API
+    with MemoryClient(live_server.url, raw) as memory:
         assert node.pk in [listed.id for listed in memory.list_nodes(user_id="xiaoming", scope="user").nodes]
+    dashboard = Client()
+    dashboard.force_login(viewer)
+    page = dashboard.get(reverse("dashboard:memories"), {"user_id": "xiaoming"})
+    assert page.status_code == 200 and "用户对花生过敏" in page.content.decode()
 
 
 def test_a_turn_without_memories_says_so_and_reports_nothing_used(live_server, team):
