@@ -50,5 +50,6 @@ class RetryPolicy:
         retry_after = error.retry_after if isinstance(error, MemoryAPIError) else None
         if retry_after is not None:
             return min(retry_after, self.max_retry_after)
-        base = min(self.backoff * 2 ** (retry - 1), self.max_backoff)
-        return base + base * self.jitter * (rng or random).random()
+        base = min(self.backoff * 2.0 ** (retry - 1), self.max_backoff)
+        fraction = rng.random() if rng is not None else random.random()
+        return base + base * self.jitter * fraction
