@@ -29,7 +29,7 @@ from typing import IO, Any
 from django.db import DataError, IntegrityError, transaction
 
 from accounts.principal import AccessDenied, Principal
-from memory.errors import Conflict, InvalidInput
+from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.models import Node, NodeSource, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
@@ -50,6 +50,13 @@ CONFIG_KEYS = {
     "budget_policy": ("workspace_id",),
     "instructions": ("workspace_id",),
 }
+
+
+class FileTooLarge(MemoryError):
+    """413: the file is larger than the import's byte limit."""
+
+    status = 413
+    code = "payload_too_large"
 
 
 @dataclass
@@ -83,7 +90,7 @@ class _Reader:
         self.number += 1
         self.size += len(raw)
         if self.max_bytes is not None and self.size > self.max_bytes:
-            raise InvalidInput(f"the file is larger than {self.max_bytes} bytes", code="payload_too_large")
+            raise FileTooLarge(f"the file is larger than {self.max_bytes} bytes, the import limit")
         if len(raw) > LINE_MAX_BYTES:
             raise _bad(self.number, f"longer than {LINE_MAX_BYTES} bytes")
         self._previous = raw
@@ -124,7 +131,7 @@ def _check_manifest(record: dict[str, Any] | None) -> tuple[ExportRequest, dict[
 def import_check(*, principal: Principal, request: ExportRequest) -> None:
     """Raise AccessDenied unless `principal` may import `request`, Conflict if the target team
     already holds what the file would bring (see the module docstring)."""
-    if not principal.is_admin:
+    if not (principal.is_admin or principal.kind == "system"):  # system: the import_memories command
         raise AccessDenied("team admins only")
     if principal.workspace_ids is not None and not (request.kind == "workspace"
                                                     and principal.can_read_workspace(request.workspace_id)):
@@ -258,8 +265,8 @@ def import_file(*, principal: Principal, stream: IO[bytes], reason: str = "",
     """Import the export file read from `stream` (binary, line by line) into the principal's team.
 
     All or nothing, in one transaction. Returns the counts per record type and the id maps.
-    Raises InvalidInput (a bad file: the message names the line and field; code
-    payload_too_large past `max_bytes`), AccessDenied (not an admin), Conflict (collision).
+    Raises InvalidInput (a bad file: the message names the line and field), FileTooLarge (past
+    `max_bytes`), AccessDenied (not an admin), Conflict (collision).
     """
     reader = _Reader(stream, max_bytes)
     request, manifest = _check_manifest(reader.next())
