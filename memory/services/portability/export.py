@@ -4,10 +4,11 @@ The file: a manifest line, then one record per line in RECORD_TYPES order, each 
 ascending source id, then an `end` line with the counts and the SHA-256 of every byte before
 it. Rows are read in keyset pages of EXPORT_CHUNK, so a large team is never held in memory.
 
-Who may export (R-TEN): a team admin (login or admin key not limited to workspaces) and
-the management command (a system principal) any kind; an admin key limited to workspaces only a workspace it may read; any login of the team
-the end user whose user_id equals its username (the right to a copy). The export is audited
-(`memory.<kind>.exported`, with its filters and counts) before the first byte is sent.
+Who may export (R-TEN): a team admin (login or admin key not limited to workspaces) and the
+management command (a system principal) any kind; an admin key limited to workspaces only a
+workspace it may read; any login of the team the end user whose user_id equals its username
+(the right to a copy). The export is audited (`memory.<kind>.exported`, with its filters and
+counts) before the first byte is sent.
 """
 
 import hashlib
