@@ -69,12 +69,13 @@ def _pages(queryset: QuerySet, spec: Spec) -> Iterator[list[dict[str, Any]]]:
         last = rows[-1]["id"]
 
 
-def _node_links(rows: list[dict[str, Any]], nodes: QuerySet, messages: QuerySet) -> None:
+def _node_links(rows: list[dict[str, Any]], nodes: QuerySet, request: ExportRequest) -> None:
     """Give each node row its source message ids (in order) and drop references to nodes or
     messages outside the export (a workspace's node may cite another workspace's message)."""
     ids = [row["id"] for row in rows]
     sources: dict[int, list[int]] = {pk: [] for pk in ids}
-    links = NodeSource.objects.filter(node_id__in=ids, message__in=messages.values("pk")).order_by("node_id", "position")
+    links = NodeSource.objects.filter(request.owner_q("message__session__"), node_id__in=ids).order_by("node_id",
+                                                                                                      "position")
     for node_id, message_id in links.values_list("node_id", "message_id"):
         sources[node_id].append(message_id)
     wanted = {row[name] for row in rows for name in ("parent_id", "supersedes_id") if row[name] is not None}
@@ -131,7 +132,7 @@ def export_stream(*, principal: Principal, request: ExportRequest, manifest: dic
             written[name] = 0
             for rows in _pages(queryset, spec):
                 if name == "node":
-                    _node_links(rows, querysets["node"], querysets["message"])
+                    _node_links(rows, querysets["node"], request)
                 chunk = b"".join(_line(_record(spec, row)) for row in rows)
                 digest.update(chunk)
                 written[name] += len(rows)
