@@ -159,6 +159,7 @@ class _Importer:
         self.buffer: list[tuple[int, int | None, Any, list[int]]] = []  # (line, source id, row, source messages)
         self.deferred: list[tuple[int, Any, str, int]] = []  # (line, row, reference name, source id)
         self.spec: Spec | None = None
+        self.pending: set[int] = set()  # source ids of the buffered rows
 
     def resolve(self, line: int, target: str, source_id: int) -> int:
         new = self.ids[target].get(source_id)
@@ -169,6 +170,10 @@ class _Importer:
     def add(self, line: int, spec: Spec, record: dict[str, Any]) -> None:
         values = check_record(spec, record, f"line {line}")
         self._check_owner(line, spec, values)
+        if spec.keyed:
+            if record["id"] in self.ids[spec.name] or record["id"] in self.pending:
+                raise _bad(line, f"{spec.name} {record['id']} appears twice")
+            self.pending.add(record["id"])
         row = spec.model(team=self.principal.team, **values)
         for name, target in spec.refs:
             source = record["refs"][name]
@@ -181,7 +186,7 @@ class _Importer:
             else:
                 setattr(row, f"{name}_id", self.resolve(line, target, source))
         sources = [self.resolve(line, "message", pk) for pk in record["refs"].get("source_messages", [])]
-        self._prepare(spec, row, record.get("id"))
+        self._prepare(line, spec, row, record.get("id"))
         self.buffer.append((line, record.get("id"), row, sources))
         if len(self.buffer) >= IMPORT_CHUNK:
             self.flush()
@@ -193,13 +198,16 @@ class _Importer:
             raise _bad(line, f"{spec.name} of {column} {values[column]!r} in an export of "
                              f"{self.request.kind} {getattr(self.request, column)!r}")
 
-    def _prepare(self, spec: Spec, row: Any, source_id: int | None) -> None:
+    def _prepare(self, line: int, spec: Spec, row: Any, source_id: int | None) -> None:
         if spec.name == "message":
             row.search_tokens = message_search_tokens(row.content, self.sessions[row.session_id], row.metadata)
         elif spec.name == "node":
             row.search_tokens = node_search_tokens(row)
         elif spec.name == "profile_version":
             row.lines = remap_profile_lines(row.lines, self.ids["node"])
+            if not isinstance(row.source_node_ids, list) or not all(
+                    isinstance(pk, int) and not isinstance(pk, bool) for pk in row.source_node_ids):
+                raise _bad(line, "profile_version record: source_node_ids must be a list of integers")
             row.source_node_ids = [self.ids["node"][pk] for pk in row.source_node_ids if pk in self.ids["node"]]
         elif spec.name == "audit":
             source_node = row.node_id
@@ -231,6 +239,7 @@ class _Importer:
         NodeSource.objects.bulk_create(links)
         self.counts[spec.name] += len(created)
         self.buffer = []
+        self.pending = set()
 
     def finish_type(self) -> None:
         """Flush, then set the links of this type to rows of the same type."""

@@ -139,3 +139,12 @@ def test_a_user_file_may_not_carry_another_users_rows(filled, target):
     data = export_bytes(filled, "user", user_id="bob")
     data = _edit(data, "node", lambda r: r["fields"].update(user_id="xiaoming"))
     _refused(target, data, "node of user_id 'xiaoming' in an export of user 'bob'")
+
+
+def test_an_id_given_twice_is_refused(exported, target):
+    lines = _lines(exported)
+    nodes = [i for i, line in enumerate(lines) if json.loads(line)["type"] == "node"]
+    second = json.loads(lines[nodes[1]])
+    second["id"] = json.loads(lines[nodes[0]])["id"]
+    lines[nodes[1]] = (json.dumps(second, ensure_ascii=False) + "\n").encode()
+    _refused(target, _reseal(lines), rf"line {nodes[1] + 1}: node \d+ appears twice")
