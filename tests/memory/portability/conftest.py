@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
@@ -39,7 +41,16 @@ def import_bytes(principal, data: bytes, **options):
 @pytest.fixture
 def filled(team, admin_principal):
     """The team `acme` filled with data; returns its admin principal."""
-    call_command("replay", str(DEMO_FILE), team=team.slug, quiet=True, stdout=io.StringIO())
+    # The replay goes through the in-process WSGI application, which closes "obsolete"
+    # connections after each request; inside a test transaction the test's own looks obsolete
+    # (tests/memory/test_replay.py does the same).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        call_command("replay", str(DEMO_FILE), team=team.slug, quiet=True, stdout=io.StringIO())
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
     p = admin_principal
     english = append(p, "I am planning a trip to Kyoto next spring.", "Remember that I prefer window seats.",
                      session_id="travel-1", user_id="xiaoming", workspace_id="trips")
