@@ -143,6 +143,8 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 
 # Request bodies larger than this get 413 before they are parsed (R-OPS, S19).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+# POST /api/v1/import reads its body line by line, so it may be far larger (docs/export.md).
+MEMORY_IMPORT_MAX_BYTES = env_int("MEMORY_IMPORT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import audit, budgets, keys, kpis, members, memories, nodes, preview, schema, sessions
+from dashboard.views import audit, budgets, exports, keys, kpis, members, memories, nodes, preview, schema, sessions
 
 app_name = "dashboard"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("nodes/<id:node_id>", nodes.node_page, name="node"),
     path("sessions", sessions.session_list, name="sessions"),
     path("sessions/<id:session_pk>", sessions.session_page, name="session"),
+    path("export", exports.export_download, name="export"),
     path("preview", preview.preview, name="preview"),
     path("budgets", budgets.budgets, name="budgets"),
     path("kpis", kpis.kpi_page, name="kpis"),

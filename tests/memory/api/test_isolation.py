@@ -86,6 +86,8 @@ def requests_for(world, retrieval_id):
         "api-policy-workspace": [("get", reverse("api-policy-workspace", args=["w1"]), None)],
         "api-instructions": [("get", reverse("api-instructions") + "?workspace_id=w1", None)],
         "api-policy-simulate": [],  # team admins only (403 for agent keys): tests/memory/api/test_policy_simulation.py
+        "api-export": [],  # team admins only (403 for agent keys): tests/memory/api/test_portability_api.py
+        "api-import": [],  # team admins only, likewise
         "api-schema": [],  # public: the OpenAPI document holds no team data
         "api-unknown": [],  # any other path: a JSON 404 for everyone (test_unknown_api_paths…)
     }

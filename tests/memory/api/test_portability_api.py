@@ -1,0 +1,128 @@
+"""GET /api/v1/export and POST /api/v1/import: who may, what they get, and errors (docs/export.md)."""
+
+import json
+
+from django.test import Client
+from django.urls import reverse
+
+from accounts.services import agent_key_create
+from memory.models import AuditEvent, Node
+from tests.conftest import key_client
+from tests.helpers import make_node
+
+SECRET = "acme's secret recipe"
+
+
+def _download(response) -> bytes:
+    return b"".join(response.streaming_content)
+
+
+def _world(admin_principal):
+    make_node(admin_principal, user_id="vera", title=SECRET)
+    make_node(admin_principal, user_id="someone", title="someone else's memory")
+
+
+def test_a_team_admin_downloads_the_team_as_json_lines(client, admin, admin_principal):
+    _world(admin_principal)
+    client.force_login(admin)
+    response = client.get(reverse("api-export"), {"kind": "team"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert response["Content-Disposition"].startswith('attachment; filename="acme-team-')
+    lines = [json.loads(line) for line in _download(response).splitlines()]
+    assert lines[0]["type"] == "manifest" and lines[0]["source_team"] == "acme"
+    assert lines[-1]["type"] == "end" and lines[-1]["counts"]["node"] == 2
+    assert AuditEvent.objects.filter(team=admin_principal.team, event_type="memory.team.exported",
+                                     actor="user:ada").count() == 1
+
+
+def test_the_other_teams_admin_cannot_export_this_team(client, outsider, admin_principal):
+    _world(admin_principal)
+    client.force_login(outsider)
+    assert client.get(reverse("api-export"), {"kind": "team"}, HTTP_X_TEAM="acme").status_code == 403
+    own = client.get(reverse("api-export"), {"kind": "team"})
+    assert own.status_code == 200 and SECRET.encode() not in _download(own)
+
+
+def test_an_agent_key_that_is_not_an_admin_key_cannot_export(agent_client):
+    response = agent_client.get(reverse("api-export"), {"kind": "team"})
+    assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"
+
+
+def test_an_admin_key_limited_to_a_workspace_exports_only_that_workspace(team):
+    client = key_client(agent_key_create(team=team, name="w1 admin", kind="admin", workspace_ids=["w1"])[1])
+    assert client.get(reverse("api-export"), {"kind": "workspace", "workspace_id": "w1"}).status_code == 200
+    assert client.get(reverse("api-export"), {"kind": "workspace", "workspace_id": "w2"}).status_code == 403
+    assert client.get(reverse("api-export"), {"kind": "team"}).status_code == 403
+
+
+def test_a_viewer_downloads_the_end_user_named_like_their_login_only(client, viewer, admin_principal):
+    _world(admin_principal)
+    client.force_login(viewer)
+    mine = client.get(reverse("api-export"), {"kind": "user", "user_id": "vera"})
+    assert mine.status_code == 200
+    body = _download(mine).decode()
+    assert SECRET in body and "someone else" not in body
+    assert client.get(reverse("api-export"), {"kind": "user", "user_id": "someone"}).status_code == 403
+
+
+def test_bad_export_parameters_get_400(client, admin):
+    client.force_login(admin)
+    assert client.get(reverse("api-export"), {"kind": "galaxy"}).status_code == 400
+    response = client.get(reverse("api-export"), {"kind": "user"})
+    assert response.status_code == 400 and "user_id is required" in response.json()["error"]["message"]
+
+
+def _exported(client, admin, admin_principal) -> bytes:
+    _world(admin_principal)
+    client.force_login(admin)
+    return _download(client.get(reverse("api-export"), {"kind": "team"}))
+
+
+def _new_team_admin():
+    from accounts.models import Role
+    from accounts.services import membership_set, team_create
+
+    other = team_create(slug="copy", name="Copy")
+    return other, membership_set(team=other, username="cora", role=Role.ADMIN, password="pw-cora")[0]
+
+
+def test_a_team_admin_imports_a_file_into_their_team(client, admin, admin_principal):
+    data = _exported(client, admin, admin_principal)
+    other, cora = _new_team_admin()
+    importer = Client()
+    importer.force_login(cora)
+    response = importer.post(reverse("api-import") + "?reason=move", data=data, content_type="application/x-ndjson")
+    assert response.status_code == 201, response.content
+    assert response.json()["counts"]["node"] == 2 and response.json()["source_team"] == "acme"
+    assert sorted(Node.objects.filter(team=other).values_list("title", flat=True)) == [SECRET, "someone else's memory"]
+    again = importer.post(reverse("api-import"), data=data, content_type="application/x-ndjson")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "import_collision"
+
+
+def test_a_viewer_cannot_import(client, admin, admin_principal, viewer):
+    data = _exported(client, admin, admin_principal)
+    client.force_login(viewer)
+    response = client.post(reverse("api-import"), data=data, content_type="application/x-ndjson")
+    assert response.status_code == 403
+
+
+def test_a_bad_file_gets_400_with_the_line_and_stores_nothing(client, admin, admin_principal):
+    data = _exported(client, admin, admin_principal)
+    other, cora = _new_team_admin()
+    importer = Client()
+    importer.force_login(cora)
+    response = importer.post(reverse("api-import"), data=data[: len(data) - 40], content_type="application/x-ndjson")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith("line ")
+    assert not Node.objects.filter(team=other).exists()
+
+
+def test_a_file_over_the_import_limit_gets_413(client, admin, admin_principal, settings):
+    data = _exported(client, admin, admin_principal)
+    settings.MEMORY_IMPORT_MAX_BYTES = 1024
+    other, cora = _new_team_admin()
+    importer = Client()
+    importer.force_login(cora)
+    response = importer.post(reverse("api-import"), data=data, content_type="application/x-ndjson")
+    assert response.status_code == 413 and response.json()["error"]["code"] == "payload_too_large"
