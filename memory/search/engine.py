@@ -33,7 +33,9 @@ DIRECT_CANDIDATES = 400
 MAX_PROBED_TOKENS = 24  # beyond these, tokens of a long query count as common
 MATCH_TOKENS_MAX = 128  # tokens of a query that find candidates in the index (the last ones)
 BM25_K1 = 1.2
-BM25_B = 0.75
+# Conversation turns are short and their length says little about relevance: half the usual
+# length normalisation (0.75) measured best on LoCoMo (0.4–0.5 a plateau; docs/retrieval.md).
+BM25_B = 0.5
 _PLACEHOLDER = "zzdfprobeplaceholder"
 
 
@@ -121,11 +123,14 @@ def rank(
     weights: Sequence[float],
     fields: Sequence[str] = (),
     within: Sequence[str] = (),
+    expansions: dict[str, float] | None = None,
 ) -> list[Scored]:
     """Score the rows of `queryset` that match `tokens`, best first (ties in pk order, newest first).
 
     `weights` gives one weight per field of the row's search_tokens; `fields` are extra
-    columns to return in `Scored.values`. `within` (owner tokens) lets the index itself keep
+    columns to return in `Scored.values`. `expansions` maps extra tokens to a share of their
+    weight: they add to the score of rows that match a query token but find no rows of
+    their own (query expansion). `within` (owner tokens) lets the index itself keep
     to the caller's reach; `queryset` must still carry the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
@@ -140,8 +145,9 @@ def rank(
     # tokens (the latest turns) and is scored by all of them.
     matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(tokens[-MATCH_TOKENS_MAX:]), within=owners))
     rows = list(matching.order_by("-pk").values_list(*columns)[: DIRECT_CANDIDATES + 1])
+    expansions = {token: share for token, share in (expansions or {}).items() if token not in tokens}
     if len(rows) <= DIRECT_CANDIDATES:
-        parsed = _parse(rows, set(tokens), weights)
+        parsed = _parse(rows, set(tokens) | set(expansions), weights)
         frequencies = Counter(token for _, tf, _ in parsed for token in tf)
     else:
         # A token in DF_PROBE_CAP or more of the rows already fetched is common: no need to
@@ -153,10 +159,11 @@ def rank(
         probed = document_frequencies(queryset, [t for t in tokens if t not in common][:MAX_PROBED_TOKENS], owners)
         frequencies = Counter({token: probed.get(token, DF_PROBE_CAP) for token in tokens})
         rows = _candidates(queryset, frequencies, fields, owners)
-        parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0}, weights)
+        parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0} | set(expansions), weights)
+        frequencies.update({token: DF_PROBE_CAP // 2 for token in expansions})
     if not parsed:
         return []
-    weights_of = {token: idf(count) for token, count in frequencies.items() if count > 0}
+    weights_of = {token: idf(count) * expansions.get(token, 1.0) for token, count in frequencies.items() if count > 0}
     average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
     scored: list[Scored] = []
     for row, tf, length in parsed:
@@ -164,6 +171,8 @@ def rank(
             continue
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
+        if not any(token in tf for token in tokens):
+            continue
         matched = tuple(token for token in tokens if token in tf)
         values = dict(zip(fields, row[2:], strict=True))
         scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=values))

@@ -140,8 +140,6 @@ def document_tokens(fields: Iterable[str], owners: Iterable[str] = ()) -> str:
     return FIELD_SEPARATOR.join(" ".join(tokens) for tokens in field_tokens)
 
 
-
-
 def owner_token(team_id: int, kind: str, value: object = "") -> str:
     """A token naming who owns a row, indexed with its text so that a search can be limited
     to the caller's reach inside the index itself.
@@ -180,3 +178,24 @@ def json_strings(value: object) -> Iterator[str]:
         return
     elif isinstance(value, (int, float)):
         yield str(value)
+
+
+_WHEN = re.compile(
+    r"\b(when|what (?:date|day|time|year|month)|how long ago|which (?:year|month|day))\b"
+    r"|什么时候|哪天|哪一天|几号|何时|哪年|哪个月"
+)
+TEMPORAL_CUES = """
+yesterday today tomorrow tonight last ago week weekend month year recently earlier morning afternoon evening night
+monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+september october november december
+""".split()
+TEMPORAL_CUES_ZH = "昨天 今天 明天 前天 上周 上个 去年 今年 最近 周末 早上 晚上 月份 星期 礼拜".split()
+
+
+def temporal_expansions(text: str) -> list[str]:
+    """Tokens of words that date an event (yesterday, last week, 上周 …), for a query that
+    asks when something happened (temporal query expansion); none for other queries."""
+    if not _WHEN.search(normalize(text)):
+        return []
+    tokens = [stem(word) for word in TEMPORAL_CUES] + [token for word in TEMPORAL_CUES_ZH for token in _bigrams(word)]
+    return list(dict.fromkeys(tokens))

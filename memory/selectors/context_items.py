@@ -2,14 +2,15 @@
 the layer each belongs to, one line per item, Chinese and English counted alike by characters."""
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from memory.models import Message, Node, speaker_name
-from memory.search.text import normalize
+from memory.search.text import index_tokens, normalize
 
-MESSAGE_EXCERPT_CHARS = 200
-FOLLOWUP_EXCERPT_CHARS = 120  # the turn after an earlier message that matched, shown beneath it
+MESSAGE_EXCERPT_CHARS = 160
+FOLLOWUP_EXCERPT_CHARS = 100  # the turn after an earlier message that matched, shown beneath it
 
 SECTIONS = {  # display order
     "instructions": ("L0", "[Instructions]"),
@@ -76,6 +77,50 @@ def excerpt(text: str, limit: int = MESSAGE_EXCERPT_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；…])\s*")
+
+
+def sentences(line: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of a one-line text, each with its closing
+    punctuation and without the space after it."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(line):
+        if match.start() > start:
+            spans.append((start, match.start()))
+        start = match.end()
+    if start < len(line):
+        spans.append((start, len(line)))
+    return spans
+
+
+def focused_excerpt(text: str, matched: tuple[str, ...], limit: int = MESSAGE_EXCERPT_CHARS) -> str:
+    """At most `limit` characters of `text` on one line, chosen around what the query matched:
+    the sentence holding the most of the `matched` tokens (the earliest on a tie), then the
+    sentences after it and before it while they fit. "…" marks text left out at either end.
+    With nothing matched, or a text that fits, the same as `excerpt`."""
+    line = one_line(text)
+    if len(line) <= limit or not matched:
+        return excerpt(line, limit)
+    wanted = set(matched)
+    spans = sentences(line)
+    hits = [len(wanted.intersection(index_tokens(line[start:end]))) for start, end in spans]
+    best = max(range(len(spans)), key=lambda index: (hits[index], -index))
+    if hits[best] == 0 or best == 0:
+        return excerpt(line, limit)
+    first = last = best
+    room = limit - 2  # the two ellipses
+    while last + 1 < len(spans) and spans[last + 1][1] - spans[first][0] <= room:
+        last += 1
+    while first > 0 and spans[last][1] - spans[first - 1][0] <= room:
+        first -= 1
+    start, end = spans[first][0], spans[last][1]
+    body = line[start:end]
+    if len(body) > room:
+        body = body[: room - 1].rstrip() + "…"
+        return ("…" if start else "") + body
+    return ("…" if start else "") + body + ("…" if end < len(line) else "")
+
+
 def node_line(node: Node) -> str:
     """`- title: content`, or just the one that says it all (the content when it already
     contains the title, the title when there is no content)."""
@@ -98,7 +143,7 @@ def speaker(message: Message) -> str:
 
 
 def message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
-    text = f"{speaker(message)}: {excerpt(message.content)}"
+    text = f"{speaker(message)}: {focused_excerpt(message.content, matched)}"
     if section == "earlier_messages":
         when = (message.occurred_at or message.created_at).date().isoformat()
         text = f"- [{when}] {text}"

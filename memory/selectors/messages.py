@@ -6,11 +6,15 @@ from django.db.models import OuterRef, QuerySet, Subquery
 
 from accounts.principal import Principal
 from memory.models import Message, Session
-from memory.search.engine import rank
-from memory.search.text import episodic_token, normalize, owner_token, query_tokens
+from memory.search.engine import Scored, rank
+from memory.search.text import episodic_token, normalize, owner_token, query_tokens, temporal_expansions
 from memory.selectors.nodes import Owner
 
 MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
+TEMPORAL_EXPANSION_SHARE = 0.3  # of a dating word's weight, for a question that asks when (docs/retrieval.md)
+SESSION_EVIDENCE_SHARE = 0.5
+SESSION_EVIDENCE_TOP = 2
+SESSION_EVIDENCE_POOL = 50
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,11 @@ def messages_search(
             return values["session"] == session.pk
         return values["session__workspace_id"] == owner.workspace_id and values["session__user_id"] == owner.user_id
 
+    expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
+                  expansions=expansions,
                   fields=("session", "session__workspace_id", "session__user_id", "session__deleted_at"))
-    reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
+    reachable = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
     # Read the candidates a window at a time until `limit` distinct texts are found, so the
@@ -99,6 +105,27 @@ def messages_search(
             if len(hits) == limit:
                 return _with_followups(hits, exclude_ids)
     return _with_followups(hits, exclude_ids)
+
+
+def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:
+    """Re-rank so that a turn gains from the other hits of its conversation: each gets
+    SESSION_EVIDENCE_SHARE × (the best SESSION_EVIDENCE_TOP scores of the other hits of its
+    session among the first SESSION_EVIDENCE_POOL) / the best score overall. A session that
+    talks about the question at length is likelier to hold the answer than a stray turn that
+    shares one word with it (the cluster hypothesis)."""
+    if len(ranked) < 2:
+        return ranked
+    by_session: dict[int, list[tuple[float, int]]] = {}
+    for item in ranked[:SESSION_EVIDENCE_POOL]:
+        by_session.setdefault(item.values["session"], []).append((item.score, item.pk))
+    best = ranked[0].score or 1.0
+
+    def boosted(item: Scored) -> float:
+        others = [score for score, pk in by_session.get(item.values["session"], ()) if pk != item.pk]
+        return item.score + SESSION_EVIDENCE_SHARE * sum(sorted(others, reverse=True)[:SESSION_EVIDENCE_TOP]) / best
+
+    scores = {item.pk: boosted(item) for item in ranked}
+    return sorted(ranked, key=lambda item: (-scores[item.pk], -item.pk))
 
 
 def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:

@@ -1,0 +1,84 @@
+"""The ranking and rendering techniques of issue 7 one by one (docs/retrieval.md): a
+query-focused excerpt, temporal query expansion and session evidence in episodic recall."""
+
+from memory.models import Message
+from memory.search.engine import rank
+from memory.search.text import query_tokens, temporal_expansions
+from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.context_items import focused_excerpt
+from memory.selectors.messages import MESSAGE_FIELD_WEIGHTS, messages_search
+from memory.selectors.nodes import Owner
+from tests.helpers import append
+
+LONG = ("We spent the whole morning packing the car and the kids argued about snacks. "
+        "Traffic was awful on the highway. Finally we reached the lake and pitched the tent near the water. "
+        "At night we watched the meteor shower, it was amazing.")
+
+
+def test_a_long_message_is_cut_around_the_sentence_the_query_matched():
+    text = focused_excerpt(LONG, tuple(query_tokens("meteor shower")), limit=80)
+    assert text == "…At night we watched the meteor shower, it was amazing."
+    assert len(text) <= 80
+
+
+def test_the_focused_excerpt_adds_the_sentences_around_the_match_while_they_fit():
+    matched = tuple(query_tokens("tent lake"))
+    assert focused_excerpt(LONG, matched, limit=100) == (
+        "…Traffic was awful on the highway. Finally we reached the lake and pitched the tent near the water.…")
+    assert focused_excerpt(LONG, matched, limit=160) == (
+        "…Traffic was awful on the highway. Finally we reached the lake and pitched the tent near the water. "
+        "At night we watched the meteor shower, it was amazing.")
+    assert all(len(focused_excerpt(LONG, matched, limit)) <= limit for limit in range(20, 250, 7))
+
+
+def test_without_a_match_beyond_the_first_sentence_the_excerpt_is_the_head():
+    assert focused_excerpt(LONG, tuple(query_tokens("morning car")), limit=60) == LONG[:59] + "…"
+    assert focused_excerpt(LONG, (), limit=60) == LONG[:59] + "…"
+    assert focused_excerpt("Short one.", tuple(query_tokens("meteor")), limit=60) == "Short one."
+
+
+def test_a_question_asking_when_expands_with_dating_words_in_both_languages():
+    assert {"yesterday", "week", "last"} <= set(temporal_expansions("When did Caroline go to the support group?"))
+    assert {"昨天", "上周"} <= set(temporal_expansions("你什么时候去的健身房？"))
+    assert temporal_expansions("What does Caroline like to paint?") == []
+
+
+def test_an_expansion_token_raises_a_match_but_never_finds_a_row_by_itself(principal):
+    dated, undated, unrelated = append(principal, "I went to the support group yesterday.",
+                                       "The support group was powerful.", "Yesterday it rained all day.")
+    queryset = Message.objects.filter(team=principal.team)
+    tokens = query_tokens("When did she go to the support group?")
+    plain = rank(queryset, tokens, weights=MESSAGE_FIELD_WEIGHTS)
+    expanded = rank(queryset, tokens, weights=MESSAGE_FIELD_WEIGHTS,
+                    expansions=dict.fromkeys(temporal_expansions("When did she go to the support group?"), 0.3))
+    assert {item.pk for item in plain} == {item.pk for item in expanded} == {dated.pk, undated.pk}
+    dated_plain, dated_expanded = (next(item.score for item in found if item.pk == dated.pk)
+                                   for found in (plain, expanded))
+    assert dated_expanded > dated_plain
+    assert next(item for item in expanded if item.pk == dated.pk).matched == tuple(
+        next(item for item in plain if item.pk == dated.pk).matched)
+
+
+def test_a_turn_of_a_conversation_about_the_question_outranks_an_equal_stray_turn(principal):
+    """Session evidence: two turns match the query equally; the one whose session has other
+    matching turns comes first (the stray one is newer, so plain ranking puts it first)."""
+    owner = dict(user_id="mel", workspace_id="home")
+    append(principal, "We went camping at the lake.", session_id="trip", **owner)
+    append(principal, "The lake camping trip was fun, the kids loved the tent.", session_id="trip", **owner)
+    talk = append(principal, "Camping again next summer?", session_id="trip", **owner)[0]
+    stray = append(principal, "Camping again next summer?!", session_id="other", **owner)[0]
+    found = messages_search(principal=principal, session=None, owner=Owner(**owner), query_text="camping summer",
+                            limit=5)
+    order = [hit.message.pk for hit in found]
+    assert order.index(talk.pk) < order.index(stray.pk)
+
+
+def test_the_context_block_shows_the_part_of_a_long_earlier_message_that_matched(principal):
+    owner = dict(user_id="mel", workspace_id="home")
+    append(principal, LONG, session_id="trip", **owner)
+    context = context_build(principal=principal, request=ContextRequest(
+        owner=Owner(session_id="new", **owner), query="When did we see the meteor shower?"))
+    line = next(line for line in context.block.splitlines() if "meteor" in line)
+    assert line.endswith("…Traffic was awful on the highway. Finally we reached the lake and pitched the tent near "
+                         "the water. At night we watched the meteor shower, it was amazing.")
+    assert "packing the car" not in line
