@@ -160,6 +160,7 @@ def rank(
         frequencies = Counter({token: probed.get(token, DF_PROBE_CAP) for token in tokens})
         rows = _candidates(queryset, frequencies, fields, owners)
         parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0} | set(expansions), weights)
+        # Not probed: in a reach this large an expansion token counts as half as common as the cap.
         frequencies.update({token: DF_PROBE_CAP // 2 for token in expansions})
     if not parsed:
         return []

@@ -199,3 +199,22 @@ def temporal_expansions(text: str) -> list[str]:
         return []
     tokens = [stem(word) for word in TEMPORAL_CUES] + [token for word in TEMPORAL_CUES_ZH for token in _bigrams(word)]
     return list(dict.fromkeys(tokens))
+
+
+
+# Characters that carry grammar rather than topic (particles, pronouns, the commonest verbs):
+# no backoff to them.
+CJK_STOP_CHARACTERS = frozenset("的了是我你他她它们在有不就也都和很会要说去到得着过"
+                                "这那个吗呢吧啊哦嗯呀么什怎一上下来还没对把被让给跟从与而但")
+
+
+def cjk_unigrams(text: str, limit: int = MAX_QUERY_TOKENS) -> list[str]:
+    """The distinct Chinese (CJK) characters of a query's runs of two or more, but for
+    CJK_STOP_CHARACTERS, in order of appearance: the last `limit`. A unigram backoff for
+    the query's bigrams (memory.search.engine.rank's expansions)."""
+    seen: dict[str, None] = {}
+    for kind, run in _runs(normalize(text)):
+        if kind == "cjk" and len(run) > 1:
+            seen.update(dict.fromkeys(char for char in run if char not in CJK_STOP_CHARACTERS))
+    tokens = list(seen)
+    return tokens[max(0, len(tokens) - limit):]

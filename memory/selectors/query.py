@@ -21,7 +21,7 @@ from memory import limits
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
-from memory.search.text import query_tokens
+from memory.search.text import cjk_unigrams, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
@@ -32,6 +32,7 @@ from memory.validation import clean_text
 
 # title | content | tags | entities | key and value strings (see services.nodes.node_search_tokens)
 NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0)
+CJK_UNIGRAM_SHARE = 0.4  # of a Chinese character's weight when it backs off a query bigram
 OMITTED_MAX = 50
 VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
 _ORDER_FIELDS = ("status", *ORDER_FIELDS)
@@ -194,7 +195,11 @@ def _relevant(
     tokens = query_tokens(query.query_text)
     if not within:
         return [], [], {}
-    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within)
+    # Chinese characters of the query back off its bigrams: 演出 still counts for a memory
+    # that says 表演 (docs/retrieval.md, MADial).
+    expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
+    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within,
+                  expansions=expansions)
     scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
     chosen: list[int] = []
     omitted: list[Omission] = []

@@ -3,12 +3,13 @@ query-focused excerpt, temporal query expansion and session evidence in episodic
 
 from memory.models import Message
 from memory.search.engine import rank
-from memory.search.text import query_tokens, temporal_expansions
+from memory.search.text import cjk_unigrams, query_tokens, temporal_expansions
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.context_items import focused_excerpt
 from memory.selectors.messages import MESSAGE_FIELD_WEIGHTS, messages_search
 from memory.selectors.nodes import Owner
-from tests.helpers import append
+from memory.selectors.query import MemoryQuery, memory_query
+from tests.helpers import append, make_node
 
 LONG = ("We spent the whole morning packing the car and the kids argued about snacks. "
         "Traffic was awful on the highway. Finally we reached the lake and pitched the tent near the water. "
@@ -82,3 +83,19 @@ def test_the_context_block_shows_the_part_of_a_long_earlier_message_that_matched
     assert line.endswith("…Traffic was awful on the highway. Finally we reached the lake and pitched the tent near "
                          "the water. At night we watched the meteor shower, it was amazing.")
     assert "packing the car" not in line
+
+
+def test_chinese_characters_back_off_the_query_bigrams_but_not_grammar_characters():
+    assert cjk_unigrams("我的演出你觉得怎么样") == ["演", "出", "觉", "样"]
+    assert cjk_unigrams("好") == []  # a one-character run is a query token already
+
+
+def test_a_memory_sharing_characters_beyond_the_bigram_ranks_above_an_equal_one_sharing_only_the_bigram(principal):
+    """Both memories share 晚会 with the query; 表演 shares only the character 演 with 要演 / 演魔.
+    Without the backoff they tie and the newer (the song) comes first."""
+    owner = Owner(workspace_id="home", user_id="bart")
+    fields = dict(scope="user", type="fact", user_id="bart", workspace_id="home")
+    show = make_node(principal, **fields, title="晚会上表演戏法")
+    song = make_node(principal, **fields, title="晚会上唱歌跳舞")
+    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="元旦晚会我要演魔术", limit=5))
+    assert [node.pk for node in found.relevant] == [show.pk, song.pk]
