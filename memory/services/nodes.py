@@ -16,6 +16,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import audit_record, audit_redact_node, node_snapshot
+from memory.services.embeddings import embeddings_schedule
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
     NodeInput,
@@ -157,6 +158,7 @@ def insert_node(principal: Principal, data: NodeInput, *, supersedes: Node | Non
     NodeSource.objects.bulk_create(
         [NodeSource(node=node, message_id=message_id, position=index) for index, message_id in enumerate(sources)]
     )
+    embeddings_schedule(principal.team.pk)
     return node
 
 

