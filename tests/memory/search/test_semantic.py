@@ -138,3 +138,20 @@ def test_the_bundled_multilingual_model_places_related_texts_closer_than_unrelat
     assert passages.shape == (2, 384) and query.shape == (384,)
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
     assert float(passages[0] @ query) > float(passages[1] @ query) + 0.05
+
+
+def test_the_embed_command_refuses_while_semantic_recall_is_off(principal):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="semantic recall is off"):
+        call_command("embed")
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_the_embed_command_embeds_what_is_missing_team_by_team(principal, capsys):
+    from django.core.management import call_command
+
+    user_node(principal, "My dog Rex")
+    call_command("embed", "--team", principal.team.slug)
+    assert "acme: 1 nodes, 0 messages embedded" in capsys.readouterr().out
+    assert Embedding.objects.filter(team=principal.team).count() == 1

