@@ -147,15 +147,17 @@ SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 
 # TLS=true when browsers reach the service over HTTPS (directly or through a proxy): plain HTTP
 # is redirected and HSTS tells browsers to use HTTPS only (SECURE_HSTS_SECONDS, default one
-# year). Behind a proxy that terminates TLS, TLS_PROXY_HEADER=true trusts its
+# year, with subdomains). Behind a proxy that terminates TLS, TLS_PROXY_HEADER=true trusts its
 # X-Forwarded-Proto: set it only when the proxy overwrites that header. /healthz stays on HTTP
 # for load balancers.
 TLS = env_bool("TLS", False)
 SECURE_SSL_REDIRECT = TLS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000, minimum=0) if TLS else 0
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Subdomains and the preload flag by default, as check --deploy asks (W005, W021); set them
+# false when a subdomain still serves plain HTTP.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 if env_bool("TLS_PROXY_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_REFERRER_POLICY = "same-origin"
