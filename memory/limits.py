@@ -92,3 +92,27 @@ SIMULATION_CALLS_DEFAULT = 100  # recorded context calls a policy simulation reb
 SIMULATION_CALLS_MAX = 500
 
 INSTRUCTIONS_MAX = 2_000  # characters of a team's or a workspace's pinned instructions (L0)
+
+# POST /api/v1/import (and manage.py import_team) holds each imported record to the limit its
+# own write path applies, so a file cannot bring in what the API would refuse. "record.field":
+# characters of the text, or of the JSON for a JSON field (json.dumps, ensure_ascii=False).
+IMPORT_TEXT_MAX: dict[str, int] = {
+    "message.content": MESSAGE_CONTENT_MAX,
+    "message.metadata": METADATA_JSON_MAX,
+    "summary.summary": SUMMARY_TEXT_MAX,
+    "summary.current_goal": SUMMARY_LIST_ITEM_MAX,
+    "node.title": NODE_TITLE_MAX,
+    "node.content": NODE_CONTENT_MAX,
+    "node.value_json": NODE_VALUE_JSON_MAX,
+    "working_memory.current_goal": WORKING_GOAL_MAX,
+    "working_memory.scratchpad": WORKING_SCRATCHPAD_MAX,
+    "instructions.text": INSTRUCTIONS_MAX,
+    "profile_version.summary": PROFILE_SUMMARY_MAX,
+    "profile_version.content": PROFILE_CONTENT_MAX,
+}
+# "record.field": (items, characters of one item) of a list of strings.
+IMPORT_LIST_MAX: dict[str, tuple[int, int]] = {
+    "node.tags": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "node.entities": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "node.category_path": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+}
