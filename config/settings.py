@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from config.env import env_bool, env_int, env_list, env_rate, env_str
+from memory.limits import MAX_BODY_BYTES_DEFAULT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MEMORY_VAR_DIR", str(BASE_DIR / "var")))
@@ -192,7 +193,7 @@ CACHES = {
 }
 
 # Request bodies larger than this get 413 before they are parsed (R-OPS, S19).
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", MAX_BODY_BYTES_DEFAULT, minimum=1024)
 # POST /api/v1/import reads its body line by line, so it may be far larger (docs/export.md).
 MEMORY_IMPORT_MAX_BYTES = env_int("MEMORY_IMPORT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
 

@@ -15,7 +15,8 @@ def exported(filled):
 
 
 @pytest.mark.parametrize(("record", "field", "value", "message"), [
-    ("node", "content", "长" * (limits.NODE_CONTENT_MAX + 1), f"is {limits.NODE_CONTENT_MAX + 1} characters; at most {limits.NODE_CONTENT_MAX}"),
+    ("node", "content", "长" * (limits.NODE_CONTENT_MAX + 1),
+     f"is {limits.NODE_CONTENT_MAX + 1} characters; at most {limits.NODE_CONTENT_MAX}"),
     ("node", "title", "t" * (limits.NODE_TITLE_MAX + 1), f"(longer than|at most) {limits.NODE_TITLE_MAX}"),
     ("node", "value_json", {"text": "v" * limits.NODE_VALUE_JSON_MAX}, f"at most {limits.NODE_VALUE_JSON_MAX} as JSON"),
     ("node", "tags", ["t"] * (limits.NODE_LIST_ITEMS_MAX + 1), f"a list of at most {limits.NODE_LIST_ITEMS_MAX}"),
