@@ -145,6 +145,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = True  # htmx takes the token from the page (hx-headers on <body>), never from the cookie
 
 # TLS=true when browsers reach the service over HTTPS (directly or through a proxy): plain HTTP
 # is redirected and HSTS tells browsers to use HTTPS only (SECURE_HSTS_SECONDS, default one
@@ -191,6 +192,7 @@ CACHES = {
     if _CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memory-service"}
 }
+CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")  # several deployments on one Redis database
 
 # Request bodies larger than this get 413 before they are parsed (R-OPS, S19).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", MAX_BODY_BYTES_DEFAULT, minimum=1024)
