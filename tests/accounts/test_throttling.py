@@ -128,3 +128,16 @@ def test_login_page_views_are_not_counted(client, viewer):
 def test_unauthenticated_endpoints_are_not_throttled(db):
     anonymous = APIClient()
     assert {anonymous.get(reverse("healthz")).status_code for _ in range(5)} == {200}
+
+
+def test_the_openapi_schema_documents_429_with_retry_after_on_every_operation(db):
+    import json
+
+    schema = json.loads(APIClient().get(reverse("api-schema"), {"format": "json"}).content)
+    operations = [(path, method, operation) for path, methods in schema["paths"].items()
+                  if path.startswith("/api/v1/") and path != "/api/v1/schema" for method, operation in methods.items()]
+    assert len(operations) > 30
+    for path, method, operation in operations:
+        answer = operation["responses"]["429"]
+        assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (path, method)
+        assert answer["headers"]["Retry-After"]["schema"] == {"type": "integer"}, (path, method)
