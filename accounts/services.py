@@ -11,12 +11,13 @@ from django_scopes import scope
 
 from accounts.models import AgentKey, KeyKind, Membership, Role, Team, hash_key
 from accounts.principal import AGENT_DEFAULT_WRITABLE_SCOPES, SCOPES, Principal, system_principal
+from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.services.audit import audit_record
 from memory.services.schema import schema_seed_defaults
 from memory.validation import clean_identity, clean_text
 
-KEY_NAME_MAX = 200  # characters of AgentKey.name
+KEY_NAME_MAX = limits.KEY_NAME_MAX
 
 
 def team_create(*, slug: str, name: str = "", actor: Principal | None = None) -> Team:

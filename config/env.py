@@ -44,3 +44,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A rate limit as DRF reads it, "<requests>/<period>" (period s, min, hour or day), or
+    None for "off"."""
+    raw = os.environ.get(name, default).strip().lower()
+    if raw in {"off", "none", ""}:
+        return None
+    count, _, period = raw.partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in _RATE_PERIODS:
+        raise ImproperlyConfigured(f"{name} must look like 120/min (periods: s, min, hour, day) or off, got {raw!r}")
+    return f"{int(count)}/{period}"

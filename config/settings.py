@@ -9,7 +9,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_rate, env_str
+from memory.limits import MAX_BODY_BYTES_DEFAULT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MEMORY_VAR_DIR", str(BASE_DIR / "var")))
@@ -22,11 +23,13 @@ SHARED_DATA_DIR = Path(env_str("MEMORY_SHARED_DATA", "")) if env_str("MEMORY_SHA
 )
 
 DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
+_DEVELOPMENT_KEY = "insecure-local-development-key-change-me"
+# Secrets come only from the environment: with DEBUG off there is no default to fall back on.
+SECRET_KEY = env_str("SECRET_KEY", _DEVELOPMENT_KEY if DEBUG else "")
+if not DEBUG and SECRET_KEY in ("", _DEVELOPMENT_KEY):
     from django.core.exceptions import ImproperlyConfigured
 
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
+    raise ImproperlyConfigured("SECRET_KEY must be set (and not the development key) when DEBUG is false")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -47,6 +50,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memory.api.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -140,9 +144,58 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = True  # htmx takes the token from the page (hx-headers on <body>), never from the cookie
+
+# TLS=true when browsers reach the service over HTTPS (directly or through a proxy): plain HTTP
+# is redirected and HSTS tells browsers to use HTTPS only (SECURE_HSTS_SECONDS, default one
+# year, with subdomains). Behind a proxy that terminates TLS, TLS_PROXY_HEADER=true trusts its
+# X-Forwarded-Proto: set it only when the proxy overwrites that header. /healthz stays on HTTP
+# for load balancers.
+TLS = env_bool("TLS", False)
+SECURE_SSL_REDIRECT = TLS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000, minimum=0) if TLS else 0
+# Subdomains and the preload flag by default, as check --deploy asks (W005, W021); set them
+# false when a subdomain still serves plain HTTP.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+if env_bool("TLS_PROXY_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Content Security Policy: scripts and styles only from this origin's static files (htmx from
+# django-htmx's), no inline script, no eval, no framing. Inline style attributes are allowed
+# (chart legend swatches); inline <style> and <script> elements are not.
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "style-src-attr": ["'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+
+# The cache holds rate-limit counters (accounts.throttling). CACHE_URL=redis://host:6379/1
+# shares them across processes and hosts (Django's RedisCache on redis-py); without it each
+# process counts alone in memory.
+_CACHE_URL = env_str("CACHE_URL", "")
+if _CACHE_URL and not _CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis://, rediss:// or unix:// URL, got {_CACHE_URL!r}")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+    if _CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memory-service"}
+}
+CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")  # several deployments on one Redis database
 
 # Request bodies larger than this get 413 before they are parsed (R-OPS, S19).
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", MAX_BODY_BYTES_DEFAULT, minimum=1024)
 # POST /api/v1/import reads its body line by line, so it may be far larger (docs/export.md).
 MEMORY_IMPORT_MAX_BYTES = env_int("MEMORY_IMPORT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
 
@@ -156,8 +209,20 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.KeyRateThrottle", "accounts.throttling.UserRateThrottle"],
+    # Proxies in front of the service that append to X-Forwarded-For; 0: the client address is REMOTE_ADDR.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0, minimum=0, maximum=10),
     "UNAUTHENTICATED_USER": None,
     "DATETIME_FORMAT": "iso-8601",
+}
+
+# Rate limits (accounts.throttling, docs/limits.md): "<requests>/<s|min|hour|day>", "off" for none.
+MEMORY_THROTTLE = env_bool("MEMORY_THROTTLE", True)
+MEMORY_RATE_LIMITS = {
+    "key": env_rate("MEMORY_RATE_KEY", "1200/min"),  # per agent key
+    "user": env_rate("MEMORY_RATE_USER", "600/min"),  # per dashboard user calling the API with a session
+    "anon": env_rate("MEMORY_RATE_ANON", "60/min"),  # per client address: requests refused with 401
+    "login": env_rate("MEMORY_RATE_LOGIN", "30/min"),  # per client address: login form submissions
 }
 
 SPECTACULAR_SETTINGS = {

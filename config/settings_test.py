@@ -16,3 +16,7 @@ MIDDLEWARE = [item for item in MIDDLEWARE if item != "whitenoise.middleware.Whit
 # Without a broker, capture jobs run where they are queued, not on threads: a test's database
 # transaction is not visible to another thread's connection.
 MEMORY_CAPTURE_THREADS = False
+
+# Rate limits off by default: the suite sends far more requests per minute than an agent
+# would. tests/accounts/test_throttling.py switches them on.
+MEMORY_THROTTLE = False

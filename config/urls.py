@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
+from accounts.views import LoginView
 from memory.api.views import UnknownEndpointView
 
 # Errors under /api/ are JSON in the one error shape, whatever raised them (R-API).
@@ -8,7 +9,7 @@ handler404 = "memory.api.errors.not_found_view"
 handler500 = "memory.api.errors.server_error_view"
 
 urlpatterns = [
-    path("login", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("login", LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     re_path(r"^api(/v1)?$", UnknownEndpointView.as_view()),  # no redirect to the slash form: a JSON 404 for any method
     path("", include("dashboard.urls", namespace="dashboard")),

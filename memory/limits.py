@@ -38,7 +38,7 @@ RECENT_MESSAGES_MAX = 100
 PAGE_SIZE_DEFAULT = 50
 PAGE_SIZE_MAX = 200
 
-CATEGORY_PREFIX_MAX = 600  # characters of a category_path_prefix ("a/b/c") in a query
+CATEGORY_PREFIX_MAX = 600  # characters of a category path as text ("a/b/c"): a query's prefix, a schema category or rule prefix
 CONTEXT_TOP_N_MAX = 50
 CONTEXT_MAX_CHARS_MAX = 100_000
 CONTEXT_RECENT_MESSAGES_MAX = 20
@@ -92,3 +92,33 @@ SIMULATION_CALLS_DEFAULT = 100  # recorded context calls a policy simulation reb
 SIMULATION_CALLS_MAX = 500
 
 INSTRUCTIONS_MAX = 2_000  # characters of a team's or a workspace's pinned instructions (L0)
+
+KEY_NAME_MAX = 200  # characters of an agent key's name
+SCHEMA_DESCRIPTION_MAX = 200  # characters of a schema rule's or category's description
+FORGET_NODES_MAX = 1_000  # nodes one forget call may remove (a wider selector: 400, narrow it)
+VERSION_MAX = 2**31 - 1  # a profile version or working-memory version an agent sends
+IMPORT_LINE_MAX_BYTES = 2 * 1024 * 1024  # one line of an import file (the whole file: settings.MEMORY_IMPORT_MAX_BYTES)
+
+# POST /api/v1/import (and manage.py import_team) holds each imported record to the limit its
+# own write path applies, so a file cannot bring in what the API would refuse. "record.field":
+# characters of the text, or of the JSON for a JSON field (json.dumps, ensure_ascii=False).
+IMPORT_TEXT_MAX: dict[str, int] = {
+    "message.content": MESSAGE_CONTENT_MAX,
+    "message.metadata": METADATA_JSON_MAX,
+    "summary.summary": SUMMARY_TEXT_MAX,
+    "summary.current_goal": SUMMARY_LIST_ITEM_MAX,
+    "node.title": NODE_TITLE_MAX,
+    "node.content": NODE_CONTENT_MAX,
+    "node.value_json": NODE_VALUE_JSON_MAX,
+    "working_memory.current_goal": WORKING_GOAL_MAX,
+    "working_memory.scratchpad": WORKING_SCRATCHPAD_MAX,
+    "instructions.text": INSTRUCTIONS_MAX,
+    "profile_version.summary": PROFILE_SUMMARY_MAX,
+    "profile_version.content": PROFILE_CONTENT_MAX,
+}
+# "record.field": (items, characters of one item) of a list of strings.
+IMPORT_LIST_MAX: dict[str, tuple[int, int]] = {
+    "node.tags": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "node.entities": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "node.category_path": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+}

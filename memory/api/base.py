@@ -5,9 +5,10 @@ from contextlib import ExitStack
 
 from django.http import HttpResponse
 from django_scopes import scope
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, ParseError, Throttled
 from rest_framework.views import APIView
 
+from accounts.throttling import AnonRateThrottle
 from memory.errors import InvalidInput
 from memory.limits import IDEMPOTENCY_KEY_MAX
 from memory.selectors.nodes import Owner
@@ -95,6 +96,11 @@ class TeamAPIView(APIView):
         if isinstance(exc, _Replay):
             return HttpResponse(exc.stored.body, status=exc.stored.status, content_type="application/json",
                                 headers={REPLAYED_HEADER: "true"})
+        if isinstance(exc, (NotAuthenticated, AuthenticationFailed)):
+            # Each refusal spends the client address's "anon" budget; past it, 429 (accounts.throttling).
+            throttle = AnonRateThrottle()
+            if not throttle.allow_request(self.request, self):
+                exc = Throttled(wait=throttle.retry_after())
         return super().handle_exception(exc)
 
     def query(self, serializer_class):

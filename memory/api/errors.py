@@ -1,5 +1,6 @@
 """One error shape for the API: `{"error": {"code", "message", "fields"?}}` (R-API)."""
 
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -71,7 +72,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if getattr(exc, "auth_header", None):
         headers["WWW-Authenticate"] = exc.auth_header
     if getattr(exc, "wait", None):
-        headers["Retry-After"] = str(int(exc.wait))
+        headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))  # whole seconds, never "0"
     if isinstance(exc, exceptions.ValidationError):
         fields = _flatten(exc.detail)
         first_field, messages = next(iter(fields.items()))

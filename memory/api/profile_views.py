@@ -19,7 +19,7 @@ from memory.errors import NotFound
 from memory.selectors.profiles import profile_get, profile_version_get, profile_versions
 from memory.services.profiles import profile_rollback
 
-VERSION_MAX = 2**31 - 1
+VERSION_MAX = limits.VERSION_MAX
 
 
 class ProfileQuerySerializer(StrictSerializer):

@@ -11,7 +11,9 @@ ERROR_STATUSES = {
     "404": "No such object in your team",
     "409": "The object changed state (e.g. already superseded)",
     "413": "Request body too large",
+    "429": "Too many requests from this key or address (docs/limits.md); wait Retry-After seconds",
 }
+RETRY_AFTER_HEADER = {"description": "Whole seconds until a request will be allowed again", "schema": {"type": "integer"}}
 ERROR_REFERENCE = {"$ref": "#/components/schemas/Error"}
 
 IDEMPOTENCY_PARAMETER = {
@@ -51,6 +53,7 @@ def add_error_responses(result, generator, request, public):
         for status, description in ERROR_STATUSES.items():
             responses.setdefault(status, {"description": description,
                                           "content": {"application/json": {"schema": ERROR_REFERENCE}}})
+        responses["429"].setdefault("headers", {})["Retry-After"] = RETRY_AFTER_HEADER
     return result
 
 

@@ -31,7 +31,7 @@ from memory.services.working_memory import working_memory_patch, working_memory_
 from memory.working_models import WorkingMemory
 
 SUFFIX = "working-memory"
-VERSION_MAX = 2**31 - 1
+VERSION_MAX = limits.VERSION_MAX
 IF_MATCH = "If-Match"
 
 

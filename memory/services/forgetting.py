@@ -39,7 +39,7 @@ from memory.services.nodes import node_delete, node_for_write, supersede_input, 
 from memory.services.schema import schema_terms
 from memory.validation import clean_text
 
-FORGET_MAX = 1000  # nodes one forget call may remove
+FORGET_MAX = limits.FORGET_NODES_MAX
 CANDIDATES_SHOWN = 50
 MODES = ("soft", "hard")
 

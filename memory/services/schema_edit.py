@@ -33,8 +33,8 @@ from memory.services.audit import audit_record
 from memory.services.schema import value_shape_ok
 from memory.validation import first_json_problem, text_problem
 
-DESCRIPTION_MAX = 200
-PATH_TEXT_MAX = 600
+DESCRIPTION_MAX = limits.SCHEMA_DESCRIPTION_MAX
+PATH_TEXT_MAX = limits.CATEGORY_PREFIX_MAX
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import IO, Any
 from django.db import DataError, IntegrityError, transaction
 
 from accounts.principal import AccessDenied, Principal
+from memory import limits
 from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.models import Node, NodeSource, Session
 from memory.profile_models import UserProfile
@@ -40,7 +41,7 @@ from memory.services.portability.payloads import remap_payload, remap_profile_li
 from memory.services.portability.records import FORMAT, RECORD_TYPES, SCHEMA_VERSION, SPECS, Spec, check_record
 
 IMPORT_CHUNK = 1000
-LINE_MAX_BYTES = 2 * 1024 * 1024
+LINE_MAX_BYTES = limits.IMPORT_LINE_MAX_BYTES
 # Configuration rows: the fields that identify one within a team (the file's row replaces it).
 CONFIG_KEYS = {
     "schema_rule": ("domain", "type", "key"),

@@ -10,6 +10,7 @@ surrogates, times with an offset), so a record that would not store cleanly is r
 its line number before anything is written.
 """
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 from memory.capture_models import CaptureJob
 from memory.errors import InvalidInput
 from memory.instruction_models import PinnedInstructions
-from memory.limits import DATETIME_YEARS, ID_MAX, NODE_SOURCES_MAX
+from memory.limits import DATETIME_YEARS, ID_MAX, IMPORT_LIST_MAX, IMPORT_TEXT_MAX, NODE_SOURCES_MAX
 from memory.models import AuditEvent, Message, Node, Session, Summary
 from memory.policy_models import BudgetPolicy
 from memory.profile_models import UserProfile, UserProfileVersion
@@ -153,6 +154,24 @@ def _problem(field: models.Field, value: Any) -> str | None:
     return f"has a type the importer does not know ({type(field).__name__})"
 
 
+def _limit_problem(where: str, value: Any) -> str | None:
+    """Why `value` of "record.field" `where` exceeds its write path's limit (memory.limits
+    IMPORT_TEXT_MAX, IMPORT_LIST_MAX), or None."""
+    if value is None:
+        return None
+    if where in IMPORT_TEXT_MAX:
+        size = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+        if size > IMPORT_TEXT_MAX[where]:
+            return f"is {size} characters; at most {IMPORT_TEXT_MAX[where]}" + ("" if isinstance(value, str) else " as JSON")
+    if where in IMPORT_LIST_MAX:
+        items, item_max = IMPORT_LIST_MAX[where]
+        if not isinstance(value, list) or len(value) > items:
+            return f"must be a list of at most {items} strings"
+        if not all(isinstance(item, str) and len(item) <= item_max for item in value):
+            return f"items must be strings of at most {item_max} characters"
+    return None
+
+
 def _reference(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= ID_MAX
 
@@ -191,7 +210,7 @@ def check_record(spec: Spec, record: dict[str, Any], where: str) -> dict[str, An
     for name in spec.fields:
         field = spec.model._meta.get_field(name)
         value = record["fields"][name]
-        problem = _problem(field, value)
+        problem = _problem(field, value) or _limit_problem(f"{spec.name}.{name}", value)
         if problem:
             raise bad(f"{name} {problem}")
         values[name] = parse_datetime(value) if isinstance(field, models.DateTimeField) and value else value
