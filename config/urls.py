@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from memory.api.views import UnknownEndpointView
+from memory.ops.views import health_full_view, metrics_view
 
 # Errors under /api/ are JSON in the one error shape, whatever raised them (R-API).
 handler404 = "memory.api.errors.not_found_view"
@@ -14,4 +15,6 @@ urlpatterns = [
     path("", include("dashboard.urls", namespace="dashboard")),
     path("api/v1/", include("memory.api.urls")),
     path("healthz", include("memory.api.health_urls")),
+    path("healthz/full", health_full_view, name="healthz-full"),
+    path("metrics", metrics_view, name="metrics"),
 ]
