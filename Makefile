@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo clean
+.PHONY: install run test bench eval replay-locomo backup-check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -35,6 +35,10 @@ eval: $(STAMP)
 replay-locomo: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py replay locomo/locomo5.json --conversation conv-26 --team demo
+
+# Backup and restore on PostgreSQL, with identical context calls afterwards (docs/deploy.md).
+backup-check: $(STAMP)
+	deploy/backup-check.sh
 
 clean:
 	rm -rf $(VENV) var staticfiles
