@@ -82,5 +82,6 @@ def fingerprints_compare(before: dict, after: dict) -> Comparison:
                 identical += 1
             else:
                 differences.append(f"{slug}: context of {key} differs")
-        differences += [f"{slug}: context of {key} only after" for key in new[slug]["contexts"] if key not in old[slug]["contexts"]]
+        differences += [f"{slug}: context of {key} only after"
+                        for key in new[slug]["contexts"] if key not in old[slug]["contexts"]]
     return Comparison(teams=len(set(old) | set(new)), contexts=contexts, identical=identical, differences=differences)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.ops.backup import CALLS_PER_TEAM, fingerprints_compare, store_fingerprint
+from memory.ops.backup import CALLS_PER_TEAM, COUNTED, fingerprints_compare, store_fingerprint
 
 
 class Command(BaseCommand):
@@ -47,7 +47,8 @@ class Command(BaseCommand):
         result = fingerprints_compare(before, current)
         for line in result.differences[:20]:
             self.stdout.write(f"  differs: {line}")
-        self.stdout.write(f"compared: {result.teams} teams, row counts of {len(next(iter(current['teams'].values()), {}).get('counts', {}))}"
-                          f" tables per team, {result.identical} of {result.contexts} context calls identical")
+        tables = len(COUNTED)
+        self.stdout.write(f"compared: {result.teams} teams, row counts of {tables} tables per team,"
+                          f" {result.identical} of {result.contexts} context calls identical")
         if not result.same:
             raise CommandError(f"{len(result.differences)} difference(s) after the restore")

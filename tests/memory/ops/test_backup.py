@@ -29,7 +29,8 @@ def converse(agent_client) -> int:
     calls = 0
     for workspace, user, session, content in TURNS:
         owner = {"workspace_id": workspace, "user_id": user, "session_id": session}
-        assert agent_client.post("/api/v1/messages", {**owner, "role": "user", "content": content}, format="json").status_code == 201
+        message = {**owner, "role": "user", "content": content}
+        assert agent_client.post("/api/v1/messages", message, format="json").status_code == 201
         for query in QUERIES:
             assert agent_client.post("/api/v1/context", {**owner, "query": query}, format="json").status_code == 200
             calls += 1
