@@ -103,6 +103,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Behind pgbouncer in transaction mode a cursor cannot outlive its transaction: QuerySet.iterator()
+# must then read in chunks on the client instead of through a server-side cursor.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
 # PostgreSQL: a psycopg 3 connection pool in each process (Django's OPTIONS["pool"]) instead of
 # CONN_MAX_AGE, when DATABASE_POOL_MAX > 0. Each gunicorn worker keeps DATABASE_POOL_MIN to
 # DATABASE_POOL_MAX connections; a request waits up to DATABASE_POOL_TIMEOUT seconds for one.
