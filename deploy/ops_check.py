@@ -33,9 +33,10 @@ CALLS = int(os.environ.get("OPS_CHECK_CALLS", "100"))
 WORK = ROOT / "var" / "ops-check"
 URL = f"http://127.0.0.1:{PORT}"
 ENV = {**os.environ, "DATABASE_URL": f"{BASE}/{DB}", "CELERY_BROKER_URL": REDIS, "DJANGO_SETTINGS_MODULE": "config.settings",
-       "DEBUG": "false", "SECRET_KEY": "ops-check-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost",
-       "MEMORY_LOG_FORMAT": "json", "PROMETHEUS_MULTIPROC_DIR": str(WORK / "prometheus"), "GUNICORN_BIND": f"127.0.0.1:{PORT}",
+       "DEBUG": "false", "SECRET_KEY": "ops-check-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+       "MEMORY_LOG_FORMAT": "json", "GUNICORN_BIND": f"127.0.0.1:{PORT}",
        "WEB_CONCURRENCY": "2", "MEMORY_HEARTBEAT_EVERY": "2", "MEMORY_HEARTBEAT_MAX_AGE": "6", "DATABASE_POOL_MAX": "2"}
+WEB_ENV = {**ENV, "PROMETHEUS_MULTIPROC_DIR": str(WORK / "prometheus")}  # the web processes only (docs/deploy.md)
 failures: list[str] = []
 
 
@@ -46,7 +47,10 @@ def expect(condition: bool, what: str) -> None:
 
 
 def run(*args: str, env: dict | None = None) -> str:
-    return subprocess.run(args, cwd=ROOT, env=env or ENV, check=True, capture_output=True, text=True).stdout
+    result = subprocess.run(args, cwd=ROOT, env=env or ENV, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result.stdout
 
 
 def health(env_overrides: dict | None = None) -> tuple[int, dict]:
@@ -55,7 +59,7 @@ def health(env_overrides: dict | None = None) -> tuple[int, dict]:
         return response.status_code, response.json()
     code = ("import django, json; django.setup(); from django.test import Client; r = Client().get('/healthz/full');"
             " print(r.status_code, json.dumps(r.json()))")
-    status, body = run(PY, "-c", code, env={**ENV, **env_overrides, "ALLOWED_HOSTS": "testserver"}).split(" ", 1)
+    status, body = run(PY, "-c", code, env={**ENV, **env_overrides}).split(" ", 1)
     return int(status), json.loads(body)
 
 
@@ -73,9 +77,9 @@ def scrape() -> dict:
     return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in text_string_to_metric_families(text) for s in f.samples}
 
 
-def start(name: str, *args: str) -> subprocess.Popen:
+def start(name: str, *args: str, env: dict = ENV) -> subprocess.Popen:
     log = (WORK / f"{name}.log").open("w")
-    return subprocess.Popen(args, cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -95,7 +99,7 @@ def main() -> int:
     run("redis-cli", "-u", REDIS, "FLUSHDB")
     run(PY, "manage.py", "migrate", "--noinput", "-v0")
     key = re.search(r"Agent key \(team demo\): (\S+)", run(PY, "manage.py", "seed_demo")).group(1)
-    web = start("web", str(Path(PY).parent / "gunicorn"), "-c", "config/gunicorn.conf.py")
+    web = start("web", str(Path(PY).parent / "gunicorn"), "-c", "config/gunicorn.conf.py", env=WEB_ENV)
     worker = None
     try:
         expect(wait_for(lambda: _up(), 30) is not None, "gunicorn answers /healthz")

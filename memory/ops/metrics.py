@@ -8,15 +8,17 @@ Read from the database and the broker at each scrape (gauges):
   memory_celery_queue_length{queue}          messages in the Celery queue (Redis broker only)
   memory_worker_heartbeat_age_seconds        age of the worker heartbeat (memory.ops.health)
 
-Under gunicorn every worker process has its own counters: set PROMETHEUS_MULTIPROC_DIR to an
-empty directory writable by the service before it starts (config/gunicorn.conf.py empties it
-and marks dead workers); a scrape then sums the files of all processes (docs/deploy.md).
+Under gunicorn every worker process has its own counters: set PROMETHEUS_MULTIPROC_DIR, for the
+web processes only, to a directory writable by the service (created if missing;
+config/gunicorn.conf.py empties it at start and marks dead workers); a scrape then sums the
+files of all processes (docs/deploy.md).
 
 Access rules are in memory.ops.views.
 """
 
 import logging
 import os
+from pathlib import Path
 
 from django.db.models import Count
 from django_scopes import scopes_disabled
@@ -32,6 +34,10 @@ UNMATCHED_ROUTE = "<unmatched>"  # every 404 outside the URL patterns: one label
 PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: a queue's priority levels are keys <queue><sep><n>
 PRIORITY_STEPS = (0, 3, 6, 9)
 
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    # Each process writes its values to files there from its first observation: a missing
+    # directory would fail that request, not the start-up.
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 disable_created_metrics()  # no *_created series: they double the output and no dashboard reads them
 
 REQUEST_SECONDS = Histogram(
