@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -39,6 +39,14 @@ replay-locomo: $(STAMP)
 # docs/reliability/limits-security.md: check --deploy, rate limits (429, Retry-After), headers, keys in logs.
 security: $(STAMP)
 	$(PY) benchmarks/security.py
+
+# Backup and restore on PostgreSQL, with identical context calls afterwards (docs/deploy.md).
+backup-check: $(STAMP)
+	deploy/backup-check.sh
+
+# gunicorn, a Celery worker with beat, PostgreSQL and Redis for real: health states, metrics, logs.
+ops-check: $(STAMP)
+	$(PY) deploy/ops_check.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -43,7 +43,8 @@ class TeamPermission(permissions.BasePermission):
                 principal = resolve_user_principal(request.user, request.META.get(TEAM_HEADER))
             else:
                 raise exceptions.NotAuthenticated("send 'Authorization: Bearer <key>'")
-            request.principal = principal
+            # Also on the Django request, where the request log (memory.ops.middleware) reads it.
+            request.principal = request._request.principal = principal
         right = getattr(view, "required_right", None)
         if right is None:
             right = "read" if request.method in permissions.SAFE_METHODS else "write"

@@ -5,6 +5,7 @@ in-process. Run a worker with `celery -A config worker -B` (beat embedded) or se
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -12,6 +13,9 @@ app = Celery("memory")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["memory.capture"])
 app.conf.beat_schedule = {
+    # Expires after one period: a heartbeat that waited longer than that proves nothing.
+    "heartbeat": {"task": "memory.capture.tasks.heartbeat", "schedule": float(settings.MEMORY_HEARTBEAT_EVERY),
+                  "options": {"expires": float(settings.MEMORY_HEARTBEAT_EVERY)}},
     "capture-sweep": {"task": "memory.capture.tasks.sweep_jobs", "schedule": 60.0},
     "expiry-sweep": {"task": "memory.capture.tasks.sweep_expired", "schedule": 300.0},
 }

@@ -59,3 +59,13 @@ def env_rate(name: str, default: str) -> str | None:
     if not count.isdigit() or int(count) < 1 or period not in _RATE_PERIODS:
         raise ImproperlyConfigured(f"{name} must look like 120/min (periods: s, min, hour, day) or off, got {raw!r}")
     return f"{int(count)}/{period}"
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return value

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import env_bool, env_int, env_list, env_rate, env_str
+from config.env import env_bool, env_choice, env_int, env_list, env_rate, env_str
 from memory.limits import MAX_BODY_BYTES_DEFAULT
+from memory.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MEMORY_VAR_DIR", str(BASE_DIR / "var")))
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory.ops.middleware.RequestLogMiddleware",  # first: its time and log line cover everything below
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -105,6 +107,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Behind pgbouncer in transaction mode a cursor cannot outlive its transaction: QuerySet.iterator()
+# must then read in chunks on the client instead of through a server-side cursor.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
+# PostgreSQL: a psycopg 3 connection pool in each process (Django's OPTIONS["pool"]) instead of
+# CONN_MAX_AGE, when DATABASE_POOL_MAX > 0. Each gunicorn worker keeps DATABASE_POOL_MIN to
+# DATABASE_POOL_MAX connections; a request waits up to DATABASE_POOL_TIMEOUT seconds for one.
+# Size it so that machines × processes × max stays below max_connections (docs/deploy.md).
+DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 0, minimum=0)
+if DATABASE_POOL_MAX and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django refuses persistent connections with a pool
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DATABASE_POOL_MIN", 1, minimum=0, maximum=DATABASE_POOL_MAX),
+        "max_size": DATABASE_POOL_MAX,
+        "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -290,16 +308,15 @@ MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatibl
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {
-        # Django's own loggers print once, through this console handler only.
-        "django": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO"), "propagate": False},
-        "celery": {"handlers": ["console"], "level": "WARNING", "propagate": False},  # one line per task otherwise
-        "django.db.backends": {"level": "WARNING"},
-        "httpx": {"level": "WARNING"},  # the replay command's requests would drown its output
-    },
-}
+# Logs (memory.ops.logs): MEMORY_LOG_FORMAT=json for one JSON object per line, text otherwise.
+MEMORY_LOG_FORMAT = env_choice("MEMORY_LOG_FORMAT", "text", ("text", "json"))
+LOGGING = logging_config(fmt=MEMORY_LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, in the same format
+
+# Worker heartbeat (memory.ops.health): beat queues it every MEMORY_HEARTBEAT_EVERY seconds;
+# /healthz/full reports the worker stale when the last one is older than MEMORY_HEARTBEAT_MAX_AGE.
+MEMORY_HEARTBEAT_EVERY = env_int("MEMORY_HEARTBEAT_EVERY", 30, minimum=1)
+MEMORY_HEARTBEAT_MAX_AGE = env_int("MEMORY_HEARTBEAT_MAX_AGE", 180, minimum=1)
+# /metrics (memory.ops.metrics): loopback scrapers, or anyone sending this bearer token.
+MEMORY_METRICS_TOKEN = env_str("MEMORY_METRICS_TOKEN", "")
+MEMORY_METRICS_LOOPBACK = env_bool("MEMORY_METRICS_LOOPBACK", True)

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 
 from accounts.views import LoginView
 from memory.api.views import UnknownEndpointView
+from memory.ops.views import health_full_view, metrics_view
 
 # Errors under /api/ are JSON in the one error shape, whatever raised them (R-API).
 handler404 = "memory.api.errors.not_found_view"
@@ -15,4 +16,6 @@ urlpatterns = [
     path("", include("dashboard.urls", namespace="dashboard")),
     path("api/v1/", include("memory.api.urls")),
     path("healthz", include("memory.api.health_urls")),
+    path("healthz/full", health_full_view, name="healthz-full"),
+    path("metrics", metrics_view, name="metrics"),
 ]

@@ -6,6 +6,7 @@ from django_scopes import scopes_disabled
 
 from accounts.models import Team
 from memory.capture.jobs import job_run, jobs_sweep
+from memory.ops.health import heartbeat_stamp
 from memory.services.embeddings import embeddings_refresh
 from memory.services.maintenance import nodes_expire_due, statistics_refresh
 
@@ -43,3 +44,9 @@ def sweep_expired() -> int:
     expired = sum(len(nodes_expire_due(team=team)) for team in teams)
     statistics_refresh()
     return expired
+
+
+@shared_task(name="memory.capture.tasks.heartbeat", ignore_result=True)
+def heartbeat() -> str:
+    """Stamp the worker heartbeat that /healthz/full reads (memory.ops.health)."""
+    return heartbeat_stamp().isoformat()

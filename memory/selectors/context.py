@@ -47,6 +47,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.models import Retrieval, Session
+from memory.ops.metrics import context_observe
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
 from memory.selectors.context_gather import ContextRequest, Parts, ReadSizes, gather_parts
@@ -299,6 +300,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         },
     )
     context.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    context_observe(store_status=status, milliseconds=context.latency_ms)
     if record:
         context.retrieval_id = _record(principal, request, session, context)
     return context

@@ -17,6 +17,7 @@ Django request path: middleware, authentication, parsing); with --url, to a runn
 """
 
 import json
+import logging
 import statistics
 import time
 from pathlib import Path
@@ -66,6 +67,9 @@ class Command(BaseCommand):
             if team is None:
                 raise CommandError(f"no team {options['team']!r}; create it or pass --key")
             temporary, key = agent_key_create(team=team, name="replay")
+        if not options["url"]:
+            # In-process, every request would also print its request log line (memory.ops.middleware).
+            logging.getLogger("memory.request").setLevel(logging.WARNING)
         try:
             with self._client(options["url"], key) as client:
                 self.client = client

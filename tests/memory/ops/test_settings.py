@@ -1,0 +1,47 @@
+"""Deployment settings read from the environment (R-OPS): the PostgreSQL pool and pgbouncer."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+PRINT = ("import json; from django.conf import settings; db = settings.DATABASES['default'];"
+         " print(json.dumps({'options': db.get('OPTIONS', {}), 'age': db['CONN_MAX_AGE'],"
+         " 'no_cursors': db.get('DISABLE_SERVER_SIDE_CURSORS')}))")
+
+
+def database_settings(**env: str) -> dict:
+    base = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE_", "CONN_MAX_AGE"))}
+    result = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_pool_max_turns_on_the_psycopg_pool_without_persistent_connections():
+    found = database_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory", DATABASE_POOL_MAX="4",
+                              DATABASE_POOL_MIN="2", CONN_MAX_AGE="60")
+    assert found["options"]["pool"] == {"min_size": 2, "max_size": 4, "timeout": 10}
+    assert found["age"] == 0
+
+
+def test_without_pool_max_there_is_no_pool():
+    found = database_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory", CONN_MAX_AGE="60")
+    assert "pool" not in found["options"]
+    assert found["age"] == 60
+    assert found["no_cursors"] is False
+
+
+def test_pgbouncer_transaction_mode_disables_server_side_cursors():
+    found = database_settings(DATABASE_URL="postgres://memory@127.0.0.1:6432/memory", DATABASE_DISABLE_SERVER_SIDE_CURSORS="true")
+    assert found["no_cursors"] is True
+
+
+def test_a_pool_smaller_than_its_minimum_fails_loudly():
+    result = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
+                                 "DATABASE_URL": "postgres://m@h:5432/m", "DATABASE_POOL_MAX": "2", "DATABASE_POOL_MIN": "3"})
+    assert result.returncode != 0
+    assert "DATABASE_POOL_MIN must be <= 2, got 3" in result.stderr
