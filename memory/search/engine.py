@@ -124,13 +124,15 @@ def rank(
     fields: Sequence[str] = (),
     within: Sequence[str] = (),
     expansions: dict[str, float] | None = None,
+    token_weights: dict[str, float] | None = None,
 ) -> list[Scored]:
     """Score the rows of `queryset` that match `tokens`, best first (ties in pk order, newest first).
 
     `weights` gives one weight per field of the row's search_tokens; `fields` are extra
     columns to return in `Scored.values`. `expansions` maps extra tokens to a share of their
     weight: they add to the score of rows that match a query token but find no rows of
-    their own (query expansion). `within` (owner tokens) lets the index itself keep
+    their own (query expansion). `token_weights` scales the weight of any token (missing: 1),
+    e.g. by how recent the line of a conversation it comes from. `within` (owner tokens) lets the index itself keep
     to the caller's reach; `queryset` must still carry the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
@@ -164,7 +166,8 @@ def rank(
         frequencies.update({token: DF_PROBE_CAP // 2 for token in expansions})
     if not parsed:
         return []
-    weights_of = {token: idf(count) * expansions.get(token, 1.0) for token, count in frequencies.items() if count > 0}
+    weights_of = {token: idf(count) * expansions.get(token, 1.0) * (token_weights or {}).get(token, 1.0)
+                  for token, count in frequencies.items() if count > 0}
     average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
     scored: list[Scored] = []
     for row, tf, length in parsed:

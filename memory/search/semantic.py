@@ -22,6 +22,11 @@ if TYPE_CHECKING:  # numpy comes with the extra; nothing imports it while semant
 
 RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al. 2009)
 DENSE_TOP = 50  # dense hits that enter the fusion
+DENSE_QUERY_LINES = 3
+# How much a dense rank counts beside a keyword rank (measured, docs/retrieval.md): written
+# memories embed well; conversation turns less so (greetings and thanks look alike to the model).
+NODE_DENSE_WEIGHT = 0.5
+MESSAGE_DENSE_WEIGHT = 0.25
 DENSE_SCAN_MAX = 50_000  # vectors scored per query at most (the newest), so a huge store stays bounded
 
 
@@ -107,30 +112,39 @@ def dense_rank(embeddings_qs, owner_field: str, model: Embedder, query_text: str
     if not rows or not query_text.strip():
         return []
     matrix = from_rows([vector for _, vector in rows], model.dim)
-    similarity = matrix @ model.query(query_text)
+    similarity = matrix @ model.query(dense_query(query_text))
     top = np.argsort(-similarity, kind="stable")[:limit]
     return [DenseHit(pk=int(rows[index][0]), similarity=float(similarity[index])) for index in top]
 
 
-def fuse(keyword: Sequence[int], dense: Sequence[int], k: int = RRF_K) -> dict[int, float]:
-    """Reciprocal rank fusion of two rankings (ids best first): {id: Σ 1/(k + rank)}."""
+def fuse(keyword: Sequence[int], dense: Sequence[int], *, dense_weight: float = 1.0, k: int = RRF_K) -> dict[int, float]:
+    """Weighted reciprocal rank fusion of two rankings (ids best first):
+    {id: 1/(k + keyword rank) + dense_weight/(k + dense rank)}, a missing rank adding 0."""
     scores: dict[int, float] = {}
-    for ranking in (keyword, dense):
+    for weight, ranking in ((1.0, keyword), (dense_weight, dense)):
         for position, pk in enumerate(ranking, start=1):
-            scores[pk] = scores.get(pk, 0.0) + 1.0 / (k + position)
+            scores[pk] = scores.get(pk, 0.0) + weight / (k + position)
     return scores
 
 
-def fused_ranking(keyword: list, dense: Sequence[DenseHit], values_of) -> list:
+def dense_query(text: str) -> str:
+    """What the query vector stands for: a conversation's last DENSE_QUERY_LINES lines (one
+    vector cannot weigh earlier turns less, as the keyword ranking does), else the text."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-DENSE_QUERY_LINES:]) if len(lines) > DENSE_QUERY_LINES else text
+
+
+def fused_ranking(keyword: list, dense: Sequence[DenseHit], values_of, *, dense_weight: float) -> list:
     """The keyword ranking (memory.search.engine.Scored items, best first) fused with the
-    dense hits by reciprocal rank: each item's score becomes its fused score, and dense hits
-    the keyword search missed join with `values_of(ids) -> {id: values}` (the same columns
-    the keyword ranking returns) and no matched tokens. Best first; ties newest first."""
+    dense hits by reciprocal rank, the dense ranks counting `dense_weight`: each item's score
+    becomes its fused score, and dense hits the keyword search missed join with
+    `values_of(ids) -> {id: values}` (the same columns the keyword ranking returns) and no
+    matched tokens. Best first; ties newest first."""
     from memory.search.engine import Scored
 
     if not dense:
         return keyword
-    scores = fuse([item.pk for item in keyword], [hit.pk for hit in dense])
+    scores = fuse([item.pk for item in keyword], [hit.pk for hit in dense], dense_weight=dense_weight)
     by_pk = {item.pk: item for item in keyword}
     missing = [hit.pk for hit in dense if hit.pk not in by_pk]
     if missing:

@@ -111,6 +111,28 @@ def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
     return tokens if limit is None else tokens[max(0, len(tokens) - limit):]
 
 
+LINE_DECAY = 0.8  # a conversation as a query: each earlier line weighs this much less than the next
+LINE_WEIGHT_FLOOR = 0.2
+
+
+def query_token_weights(text: str) -> dict[str, float]:
+    """For a query of several lines (a conversation, latest line last): each token's weight
+    by the latest line it appears in, LINE_DECAY per line back, never under
+    LINE_WEIGHT_FLOOR; what the user said last matters most. Empty for a one-line query
+    (every token weighs 1)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return {}
+    weights: dict[str, float] = {}
+    for back, line in enumerate(reversed(lines)):
+        weight = max(LINE_WEIGHT_FLOOR, LINE_DECAY**back)
+        for token in query_tokens(line, None):
+            weights.setdefault(token, weight)
+        for token in cjk_unigrams(line):
+            weights.setdefault(token, weight)
+    return weights
+
+
 def _bounded(tokens: list[str], budget: int) -> list[str]:
     if len(tokens) <= budget:
         return tokens

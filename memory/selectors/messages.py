@@ -8,8 +8,8 @@ from accounts.principal import Principal
 from memory.embedding_models import Embedding
 from memory.models import Message, Session
 from memory.search.engine import Scored, rank
-from memory.search.semantic import dense_rank, embedder, fused_ranking
-from memory.search.text import episodic_token, normalize, owner_token, query_tokens, temporal_expansions
+from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
+from memory.search.text import episodic_token, normalize, owner_token, query_token_weights, query_tokens, temporal_expansions
 from memory.selectors.nodes import Owner
 
 MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
@@ -84,9 +84,11 @@ def messages_search(
 
     expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
-                  expansions=expansions, fields=_REACH_FIELDS)
+                  expansions=expansions, token_weights=query_token_weights(query_text), fields=_REACH_FIELDS)
+    # Session evidence re-ranks the keyword hits by their scores; the dense ranking then joins by rank.
+    ranked = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
     ranked = _with_dense(principal, ranked, owner, session, query_text)
-    reachable = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
+    reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
     # Read the candidates a window at a time until `limit` distinct texts are found, so the
@@ -129,7 +131,7 @@ def _with_dense(principal: Principal, ranked: list[Scored], owner: Owner, sessio
     messages = Message.objects.filter(team=principal.team)
     return fused_ranking(ranked, dense, lambda pks: {
         row["pk"]: {field: row[field] for field in _REACH_FIELDS}
-        for row in messages.filter(pk__in=pks).values("pk", *_REACH_FIELDS)})
+        for row in messages.filter(pk__in=pks).values("pk", *_REACH_FIELDS)}, dense_weight=MESSAGE_DENSE_WEIGHT)
 
 
 def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:

@@ -22,8 +22,8 @@ from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import rank
-from memory.search.semantic import dense_rank, embedder, fused_ranking
-from memory.search.text import cjk_unigrams, query_tokens
+from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
+from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
@@ -201,14 +201,14 @@ def _relevant(
     # that says 表演 (docs/retrieval.md, MADial).
     expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
     scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within,
-                  expansions=expansions)
+                  expansions=expansions, token_weights=query_token_weights(query.query_text))
     model = embedder()
     if model is not None:
         dense = dense_rank(Embedding.objects.filter(team_id=team_id, model=model.name,
                                                     node__in=nodes), "node_id", model, query.query_text)
         scored = fused_ranking(scored, dense, lambda pks: {
             row["pk"]: {field: row[field] for field in _ORDER_FIELDS}
-            for row in nodes.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)})
+            for row in nodes.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)}, dense_weight=NODE_DENSE_WEIGHT)
     scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
     chosen: list[int] = []
     omitted: list[Omission] = []

@@ -127,6 +127,7 @@ def test_forgetting_a_node_hard_erases_its_vector(principal):
 
 def test_reciprocal_rank_fusion_adds_one_over_k_plus_rank_from_each_list():
     scores = fuse([1, 2, 3], [3, 4], k=60)
+    assert fuse([1], [1], dense_weight=0.5, k=60) == pytest.approx({1: 1.5 / 61})
     assert scores == pytest.approx({1: 1 / 61, 2: 1 / 62, 3: 1 / 63 + 1 / 61, 4: 1 / 62})
 
 

@@ -1,9 +1,12 @@
 """The ranking and rendering techniques of issue 7 one by one (docs/retrieval.md): a
-query-focused excerpt, temporal query expansion and session evidence in episodic recall."""
+query-focused excerpt, temporal query expansion, session evidence, the unigram backoff and
+the weighting of a conversation's lines by recency."""
+
+import pytest
 
 from memory.models import Message
 from memory.search.engine import rank
-from memory.search.text import cjk_unigrams, query_tokens, temporal_expansions
+from memory.search.text import cjk_unigrams, query_token_weights, query_tokens, temporal_expansions
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.context_items import focused_excerpt
 from memory.selectors.messages import MESSAGE_FIELD_WEIGHTS, messages_search
@@ -99,3 +102,20 @@ def test_a_memory_sharing_characters_beyond_the_bigram_ranks_above_an_equal_one_
     song = make_node(principal, **fields, title="晚会上唱歌跳舞")
     found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="元旦晚会我要演魔术", limit=5))
     assert [node.pk for node in found.relevant] == [show.pk, song.pk]
+
+
+def test_later_lines_of_a_conversation_query_weigh_more_than_earlier_ones():
+    weights = query_token_weights("I walked the dog\nthen baked bread\nnow I want pasta")
+    assert weights["pasta"] == 1.0 and weights["bread"] == pytest.approx(0.8) and weights["dog"] == pytest.approx(0.64)
+    assert query_token_weights("one line only, pasta") == {}
+    assert min(query_token_weights("\n".join(f"word{i}" for i in range(30))).values()) == pytest.approx(0.2)
+
+
+def test_a_memory_about_the_latest_turn_outranks_one_about_an_earlier_turn(principal):
+    owner = Owner(workspace_id="home", user_id="bart")
+    fields = dict(scope="user", type="fact", user_id="bart", workspace_id="home")
+    early = make_node(principal, **fields, title="Bart walked the dog")
+    late = make_node(principal, **fields, title="Bart baked bread at home in the oven")
+    query = "Bart: I walked the dog today\nAssistant: nice\nBart: and then I baked bread"
+    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text=query, limit=5))
+    assert [node.pk for node in found.relevant][:2] == [late.pk, early.pk]
