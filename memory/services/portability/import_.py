@@ -36,6 +36,13 @@ from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
+from memory.services.portability.checks import (
+    bad_line,
+    check_chains,
+    check_owner,
+    check_rights,
+    check_same_session,
+)
 from memory.services.portability.payloads import remap_payload, remap_profile_lines
 from memory.services.portability.records import FORMAT, RECORD_TYPES, SCHEMA_VERSION, SPECS, Spec, check_record
 
@@ -68,8 +75,7 @@ class ImportResult:
     ids: dict[str, dict[int, int]] = field(default_factory=dict, repr=False)  # type → source id → new id
 
 
-def _bad(line: int, message: str) -> InvalidInput:
-    return InvalidInput(f"line {line}: {message}", fields={"file": [f"line {line}: {message}"]})
+_bad = bad_line
 
 
 class _Reader:
@@ -157,7 +163,9 @@ class _Importer:
         self.counts: dict[str, int] = {name: 0 for name in RECORD_TYPES}
         self.sessions: dict[int, Session] = {}
         self.buffer: list[tuple[int, int | None, Any, list[int]]] = []  # (line, source id, row, source messages)
-        self.deferred: list[tuple[int, Any, str, int]] = []  # (line, row, reference name, source id)
+        self.deferred: list[tuple[int, int, Any, str, int]] = []  # (line, source id, row, reference name, target)
+        # The new session of each message and summary, by source id (links must stay in one session).
+        self.session_of: dict[str, dict[int, int]] = {"message": {}, "summary": {}}
         self.spec: Spec | None = None
         self.pending: set[int] = set()  # source ids of the buffered rows
 
@@ -170,6 +178,7 @@ class _Importer:
     def add(self, line: int, spec: Spec, record: dict[str, Any]) -> None:
         values = check_record(spec, record, f"line {line}")
         self._check_owner(line, spec, values)
+        check_rights(self.principal, line, spec.name, values)
         if spec.keyed:
             if record["id"] in self.ids[spec.name] or record["id"] in self.pending:
                 raise _bad(line, f"{spec.name} {record['id']} appears twice")
@@ -182,10 +191,11 @@ class _Importer:
                     setattr(row, f"{name}_id", 0)
                 continue
             if target == spec.name:
-                self.deferred.append((line, row, name, source))
+                self.deferred.append((line, record["id"], row, name, source))
             else:
                 setattr(row, f"{name}_id", self.resolve(line, target, source))
         sources = [self.resolve(line, "message", pk) for pk in record["refs"].get("source_messages", [])]
+        self._check_links(line, spec, row, record)
         self._prepare(line, spec, row, record.get("id"))
         self.buffer.append((line, record.get("id"), row, sources))
         if len(self.buffer) >= IMPORT_CHUNK:
@@ -197,6 +207,25 @@ class _Importer:
         if column and column in values and values[column] != getattr(self.request, column):
             raise _bad(line, f"{spec.name} of {column} {values[column]!r} in an export of "
                              f"{self.request.kind} {getattr(self.request, column)!r}")
+
+    def _check_links(self, line: int, spec: Spec, row: Any, record: dict[str, Any]) -> None:
+        """Owner columns against scope and session; links that must stay inside the row's session."""
+        session_pk = getattr(row, "session_id", None) if any(name == "session" for name, _ in spec.refs) else None
+        check_owner(line, spec.name, row, self.sessions.get(session_pk) if session_pk else None)
+        in_session = self.session_of["message"]
+        refs = record["refs"]
+        if spec.name in self.session_of:
+            self.session_of[spec.name][record["id"]] = session_pk
+        if spec.name in ("summary", "capture_job"):
+            ends = [name for name in ("from_message", "after_message", "to_message") if refs.get(name) is not None]
+            check_same_session(line, f"{spec.name} record", session_pk,
+                               [(f"{name} {refs[name]}", in_session[refs[name]]) for name in ends])
+            if spec.name == "summary" and row.from_message_id > row.to_message_id:
+                raise _bad(line, f"summary record: from_message {refs['from_message']} comes after to_message "
+                                 f"{refs['to_message']}")
+        if spec.name == "node" and row.scope == "session":
+            check_same_session(line, "node record (session scope)", session_pk,
+                               [(f"source message {pk}", in_session[pk]) for pk in refs["source_messages"]])
 
     def _prepare(self, line: int, spec: Spec, row: Any, source_id: int | None) -> None:
         if spec.name == "message":
@@ -248,10 +277,16 @@ class _Importer:
             return
         names: set[str] = set()
         rows = []
-        for line, row, name, source in self.deferred:
-            setattr(row, f"{name}_id", self.resolve(line, self.spec.name, source))
+        sessions = self.session_of.get(self.spec.name)
+        for line, source_id, row, name, target in self.deferred:
+            setattr(row, f"{name}_id", self.resolve(line, self.spec.name, target))
+            if sessions is not None:
+                check_same_session(line, f"{self.spec.name} record", sessions[source_id],
+                                   [(f"{name} {target}", sessions[target])])
             names.add(name)
             rows.append(row)
+        check_chains(self.spec.name, [(line, source_id, name, target)
+                                      for line, source_id, _, name, target in self.deferred])
         self.spec.model.objects.bulk_update(rows, [f"{name}" for name in sorted(names)], batch_size=IMPORT_CHUNK)
         self.deferred = []
 
