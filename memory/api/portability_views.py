@@ -11,7 +11,13 @@ from rest_framework.response import Response
 from memory.api.base import TeamAPIView
 from memory.api.parsers import UnreadBodyParser
 from memory.selectors.portability import KINDS, ExportRequest
-from memory.services.portability.export import CONTENT_TYPE, export_begin, export_filename, export_stream
+from memory.services.portability.export import (
+    CONTENT_TYPE,
+    attachment_header,
+    export_begin,
+    export_filename,
+    export_stream,
+)
 from memory.services.portability.import_ import import_file
 
 
@@ -34,7 +40,7 @@ def export_response(*, principal, request: ExportRequest) -> StreamingHttpRespon
     response = StreamingHttpResponse(export_stream(principal=principal, request=request, manifest=manifest),
                                      content_type=CONTENT_TYPE)
     name = export_filename(team_slug=principal.team.slug, request=request)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Content-Disposition"] = attachment_header(name)
     return response
 
 

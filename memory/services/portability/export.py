@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -49,6 +50,17 @@ def export_filename(*, team_slug: str, request: ExportRequest) -> str:
     owner = request.workspace_id or request.user_id
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in owner)[:64]
     return f"{team_slug}-{request.kind}{'-' + safe if safe else ''}-{timezone.now():%Y%m%d}.jsonl"
+
+
+def attachment_header(filename: str) -> str:
+    """The Content-Disposition of a download named `filename` (RFC 6266): the name as a quoted
+    ASCII `filename` (other characters as "_") for old clients, and the exact UTF-8 name as
+    `filename*` (RFC 5987) when it is not plain ASCII. A header must be ASCII: a Chinese id set
+    as is came out MIME-encoded as a whole, which no browser reads as a file name."""
+    fallback = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in filename)
+    if fallback == filename:
+        return f'attachment; filename="{filename}"'
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 def _line(record: dict[str, Any]) -> bytes:

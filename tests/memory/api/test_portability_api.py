@@ -171,3 +171,15 @@ def test_a_workspace_limited_admin_key_cannot_import_global_memories_over_http(c
     assert response.status_code == 403, response.content
     assert "may not write 'global' scope memories" in response.json()["error"]["message"]
     assert not Node.objects.filter(team=other).exists()
+
+
+def test_a_workspace_with_a_chinese_id_downloads_under_an_rfc_6266_file_name(client, admin, admin_principal):
+    from django.utils import timezone
+
+    make_node(admin_principal, scope="workspace", workspace_id="家", title="家里的事")
+    client.force_login(admin)
+    response = client.get(reverse("api-export"), {"kind": "workspace", "workspace_id": "家"})
+    day = f"{timezone.now():%Y%m%d}"
+    assert response["Content-Disposition"] == (f'attachment; filename="acme-workspace-_-{day}.jsonl"; '
+                                               f"filename*=UTF-8''acme-workspace-%E5%AE%B6-{day}.jsonl")
+    assert "家里的事" in _download(response).decode()
