@@ -107,11 +107,15 @@ def export_counts(*, principal: Principal, request: ExportRequest) -> dict[str, 
 def export_begin(*, principal: Principal, request: ExportRequest) -> dict[str, Any]:
     """Check the right to export, audit it and return the manifest. Raises AccessDenied."""
     export_check(principal=principal, request=request)
-    counts = export_counts(principal=principal, request=request)
     with transaction.atomic():
-        audit_record(principal=principal, event_type=f"memory.{request.kind}.exported",
-                     workspace_id=request.workspace_id, user_id=request.user_id,
-                     payload={"filters": request.filters, "counts": counts, "schema_version": SCHEMA_VERSION})
+        event = audit_record(principal=principal, event_type=f"memory.{request.kind}.exported",
+                             workspace_id=request.workspace_id, user_id=request.user_id,
+                             payload={"filters": request.filters, "schema_version": SCHEMA_VERSION})
+        # Counted after the event, which an export of its owner holds too: the manifest and the
+        # end record then agree unless the team changes while the file streams.
+        counts = export_counts(principal=principal, request=request)
+        event.payload["counts"] = counts
+        event.save(update_fields=["payload"])
     return {
         "type": "manifest",
         "format": FORMAT,
@@ -130,7 +134,8 @@ def export_stream(*, principal: Principal, request: ExportRequest, manifest: dic
 
     Runs its queries inside the team's scope itself, since a streaming response is read after
     the view has returned. `counts` in the manifest are taken before the stream starts; the
-    `end` line has the counts actually written (they differ only if writes happen meanwhile).
+    `end` line has the counts actually written (they differ only if writes happen meanwhile; the
+    export's own audit event is in both).
     """
     digest = hashlib.sha256()
     written: dict[str, int] = {}

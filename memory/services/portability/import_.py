@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from django.db import DataError, IntegrityError, transaction
 
+from accounts.models import Team
 from accounts.principal import AccessDenied, Principal
 from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.models import Node, NodeSource, Session
@@ -137,21 +138,30 @@ def _check_manifest(record: dict[str, Any] | None) -> tuple[ExportRequest, dict[
 def import_check(*, principal: Principal, request: ExportRequest) -> None:
     """Raise AccessDenied unless `principal` may import `request`, Conflict if the target team
     already holds what the file would bring (see the module docstring)."""
+    _rights_check(principal, request)
+    _collision_check(principal, request)
+
+
+def _rights_check(principal: Principal, request: ExportRequest) -> None:
     if not (principal.is_admin or principal.kind == "system"):  # system: the import_memories command
         raise AccessDenied("team admins only")
     if principal.workspace_ids is not None and not (request.kind == "workspace"
                                                     and principal.can_read_workspace(request.workspace_id)):
         raise AccessDenied("this key is limited to some workspaces: it may import those workspaces only")
+
+
+def _collision_check(principal: Principal, request: ExportRequest) -> None:
     team, owner = principal.team, request.owner_q()
     taken = [name for name, model in (("sessions", Session), ("memories", Node))
              if model.objects.filter(owner, team=team).exists()]
     if request.kind != "workspace" and UserProfile.objects.filter(owner, team=team).exists():
         taken.append("profiles")
     if taken:
-        what = {"team": "the team", "workspace": f"workspace {request.workspace_id!r}",
-                "user": f"user {request.user_id!r}"}[request.kind]
-        raise Conflict(f"{what} already has {' and '.join(taken)} in team {team.slug!r}: import into a team "
-                       f"(or {request.kind}) that has none", code="import_collision")
+        what, where = {"team": ("the team", "a team that has none"),
+                       "workspace": (f"workspace {request.workspace_id!r}", "a team where that workspace has none"),
+                       "user": (f"user {request.user_id!r}", "a team where that user has none")}[request.kind]
+        raise Conflict(f"{what} already has {' and '.join(taken)} in team {team.slug!r}: import into {where}",
+                       code="import_collision")
 
 
 class _Importer:
@@ -314,9 +324,13 @@ def import_file(*, principal: Principal, stream: IO[bytes], reason: str = "",
     """
     reader = _Reader(stream, max_bytes)
     request, manifest = _check_manifest(reader.next())
-    import_check(principal=principal, request=request)
+    _rights_check(principal, request)
     try:
         with transaction.atomic():
+            # One import into a team at a time: a second waits for the first's lock (a row lock on
+            # PostgreSQL; SQLite's IMMEDIATE transactions serialise writers), then sees its rows (409).
+            Team.objects.select_for_update().filter(pk=principal.team.pk).first()
+            _collision_check(principal, request)
             return _import(principal, request, manifest, reader, reason, on_line)
     except (IntegrityError, DataError) as error:
         first = (str(error).splitlines() or [type(error).__name__])[0][:300]

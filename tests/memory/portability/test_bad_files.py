@@ -88,7 +88,8 @@ def test_records_breaking_a_store_rule_roll_everything_back(exported, target):
 
 
 def test_a_team_file_does_not_import_into_a_team_with_memories(exported, filled):
-    refused(filled, exported, "the team already has sessions and memories", error=Conflict)
+    refused(filled, exported, "^the team already has sessions and memories and profiles in team 'acme': "
+            "import into a team that has none$", error=Conflict)
 
 
 def test_a_reader_may_not_import(exported, target):
