@@ -14,7 +14,13 @@ from django.views.decorators.http import require_GET
 from dashboard.teams import team_required
 from memory.errors import InvalidInput
 from memory.selectors.portability import ExportRequest
-from memory.services.portability.export import CONTENT_TYPE, export_begin, export_filename, export_stream
+from memory.services.portability.export import (
+    CONTENT_TYPE,
+    attachment_header,
+    export_begin,
+    export_filename,
+    export_stream,
+)
 
 
 @require_GET
@@ -31,5 +37,5 @@ def export_download(request):
     response = StreamingHttpResponse(export_stream(principal=request.principal, request=export, manifest=manifest),
                                      content_type=CONTENT_TYPE)
     filename = export_filename(team_slug=request.team.slug, request=export)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = attachment_header(filename)
     return response

@@ -10,8 +10,9 @@ result with isError and the API's error body `{"error": {"code", "message", "fie
 
 Resources: `memory://context/{session_id}{?user_id,workspace_id,query,domain}` reads the
 context of a session (recorded as a retrieval, like POST /api/v1/context): the rendered block
-(text/plain) and the whole answer (application/json). resources/list names the key's 20 most
-recent conversations.
+(text/plain) and the whole answer (application/json); a parameter given twice or a value whose
+percent-encoding is not UTF-8 is refused. resources/list names the 20 most recent conversations
+within the key's reach (its team's, in the workspaces it may read), whoever wrote them.
 
 Authentication: an agent key. On stdio the key given at start is checked again on each call
 (a revoked key stops working at once); over HTTP each request carries `Authorization: Bearer
@@ -128,12 +129,24 @@ def context_uri(session_id: str, **parameters: str) -> str:
 
 def context_arguments(uri: str) -> dict[str, str]:
     """The memory_context arguments a context URI names (inverse of context_uri). Raises MCPError
-    (invalid params) for another URI; unknown query parameters are passed on, so the serializer
+    (invalid params) for another URI, a parameter given twice (session_id included) or a value
+    that is not UTF-8 once decoded; unknown query parameters are passed on, so the serializer
     names them."""
     parts = urlsplit(uri)
     if parts.scheme != "memory" or parts.netloc != "context" or len(parts.path) < 2 or parts.fragment:
         raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}; expected {CONTEXT_URI_TEMPLATE}")
-    return {**dict(parse_qsl(parts.query, keep_blank_values=True)), "session_id": unquote(parts.path[1:])}
+    try:
+        # strict: a percent-encoding that is not UTF-8 would otherwise become U+FFFD and be stored
+        pairs = parse_qsl(parts.query, keep_blank_values=True, errors="strict")
+        arguments = {"session_id": unquote(parts.path[1:], errors="strict")}
+    except UnicodeDecodeError:
+        raise MCPError(types.INVALID_PARAMS, f"resource {uri!r}: a percent-encoded value is not UTF-8") from None
+    for name, value in pairs:
+        if name in arguments:
+            where = "is the path of the URI" if name == "session_id" else "is given twice"
+            raise MCPError(types.INVALID_PARAMS, f"resource {uri!r}: {name} {where}")
+        arguments[name] = value
+    return arguments
 
 
 def _recent_sessions(principal: Principal) -> list[types.Resource]:

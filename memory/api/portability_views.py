@@ -9,8 +9,15 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from memory.api.base import TeamAPIView
+from memory.api.parsers import UnreadBodyParser
 from memory.selectors.portability import KINDS, ExportRequest
-from memory.services.portability.export import CONTENT_TYPE, export_begin, export_filename, export_stream
+from memory.services.portability.export import (
+    CONTENT_TYPE,
+    attachment_header,
+    export_begin,
+    export_filename,
+    export_stream,
+)
 from memory.services.portability.import_ import import_file
 
 
@@ -33,7 +40,7 @@ def export_response(*, principal, request: ExportRequest) -> StreamingHttpRespon
     response = StreamingHttpResponse(export_stream(principal=principal, request=request, manifest=manifest),
                                      content_type=CONTENT_TYPE)
     name = export_filename(team_slug=principal.team.slug, request=request)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Content-Disposition"] = attachment_header(name)
     return response
 
 
@@ -55,8 +62,9 @@ class ExportView(TeamAPIView):
 
 
 class ImportView(TeamAPIView):
-    """POST an export file (body: the JSON Lines, any content type) into the caller's team:
-    all or nothing. Team admins only. 201 with the counts; 400 a bad file (the message names the
+    """POST an export file (body: the JSON Lines, any content type — application/x-ndjson,
+    application/octet-stream, text/plain …) into the caller's team: all or nothing. Team admins
+    (a login needs its CSRF token, as for every API write) only. 201 with the counts; 400 a bad file (the message names the
     line), 403 not an admin, 409 the team already holds what the file brings, 413 too large.
 
     Not replayed by Idempotency-Key: the body may be hundreds of megabytes, and a repeated
@@ -64,6 +72,7 @@ class ImportView(TeamAPIView):
 
     required_right = "admin"
     replays = False
+    parser_classes = [UnreadBodyParser]
 
     @extend_schema(operation_id="import_post", request={CONTENT_TYPE: OpenApiTypes.STR},
                    parameters=[OpenApiParameter("reason", str, required=False)],

@@ -1,5 +1,6 @@
 """The agent API v1 (R-API): thin adapters — validate, call a service or selector, serialise."""
 
+import base64
 from urllib.parse import urlencode
 
 from django.db import connection
@@ -88,10 +89,19 @@ class SummaryPagination(CursorPagination):
     max_page_size = 200
 
     def decode_cursor(self, request):
+        """The cursor of `?cursor=`, or None; 400 for anything this paginator did not write. DRF's
+        own decoding drops the characters base64 does not know, so "!!!" read as the first page."""
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is None:
+            return None
         try:
-            return super().decode_cursor(request)
+            strict = base64.b64decode(encoded.encode("ascii"), validate=True).decode("ascii")
+            cursor = super().decode_cursor(request)
         except Exception as error:  # noqa: BLE001 - DRF raises NotFound for a bad cursor; it is bad input
             raise ParseError("invalid cursor") from error
+        if not strict or (cursor.position is not None and not cursor.position.lstrip("-").isdigit()):
+            raise ParseError("invalid cursor")
+        return cursor
 
 
 class NodePagination(SummaryPagination):

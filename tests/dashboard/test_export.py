@@ -83,3 +83,14 @@ def test_the_session_page_offers_the_users_download_next_to_forget(admin_client,
     page = admin_client.get(url).content.decode()
     assert f"{EXPORT}?kind=user&amp;user_id=u-2" in page and "Forget this conversation" in page
     assert f"{EXPORT}?kind=user" not in viewer_client.get(url).content.decode()
+
+
+def test_a_chinese_id_gives_an_ascii_file_name_and_the_exact_utf8_one(admin_client, principal):
+    from django.utils import timezone
+
+    make_message(principal, "晚饭吃什么", session_id="c-1", user_id="小明")
+    response = admin_client.get(EXPORT, {"kind": "user", "user_id": "小明"})
+    assert response.status_code == 200
+    day = f"{timezone.now():%Y%m%d}"
+    assert response["Content-Disposition"] == (f'attachment; filename="acme-user-__-{day}.jsonl"; '
+                                               f"filename*=UTF-8''acme-user-%E5%B0%8F%E6%98%8E-{day}.jsonl")

@@ -225,3 +225,16 @@ def test_the_legacy_handshake_serves_the_same_tools(key, cilantro):
     names, result = over_mcp(key, scenario, mode="legacy")
     assert names[:4] == ["memory_search", "memory_get", "memory_propose_update", "memory_forget"]
     assert not result.is_error and result.structured_content["title"] == "用户不吃香菜"
+
+
+@pytest.mark.parametrize("uri,message", [
+    ("memory://context/s1?user_id=%ED%A0%80", "a percent-encoded value is not UTF-8"),
+    ("memory://context/s1?user_id=%FF", "a percent-encoded value is not UTF-8"),
+    ("memory://context/s%FF1?user_id=u1", "a percent-encoded value is not UTF-8"),
+    ("memory://context/s1?user_id=u1&user_id=u2", "user_id is given twice"),
+    ("memory://context/s1?user_id=u1&session_id=s2", "session_id is the path of the URI"),
+])
+def test_a_context_uri_with_bad_encoding_or_a_repeated_parameter_is_refused(key, cilantro, uri, message):
+    with pytest.raises(MCPError, match=message):
+        over_mcp(key, lambda client: client.read_resource(uri))
+    assert not Retrieval.objects.exists()

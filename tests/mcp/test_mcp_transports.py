@@ -148,3 +148,12 @@ def test_http_refuses_a_non_loopback_host_unless_allowed():
         call_command("mcp", "--http", "--host", "0.0.0.0")
     assert [is_loopback(host) for host in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "10.0.0.1", "example.com")] == [
         True, True, True, True, True, False, False]
+
+
+def test_http_refuses_a_key_given_on_the_command_line(monkeypatch):
+    def serve(**options):
+        raise AssertionError("served HTTP and ignored --key")
+
+    monkeypatch.setattr("memory.management.commands.mcp.serve_http", serve)
+    with pytest.raises(CommandError, match="--key is for stdio only: over --http every request sends its own"):
+        call_command("mcp", "--http", "--key", "mk_revoked_or_not")

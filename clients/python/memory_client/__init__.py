@@ -18,6 +18,7 @@ from memory_client.client import MemoryClient
 from memory_client.errors import (
     AuthenticationError,
     Conflict,
+    InvalidRequest,
     MemoryAPIError,
     MemoryClientError,
     MemoryConnectionError,
@@ -26,6 +27,7 @@ from memory_client.errors import (
     PermissionDenied,
     RateLimited,
     ServerError,
+    UnexpectedResponse,
     UnprocessableEntity,
     ValidationError,
 )
@@ -56,9 +58,9 @@ from memory_client.results import (
 
 __all__ = [
     "AppendResult", "AsyncMemoryClient", "AuthenticationError", "Conflict", "Context", "ContextItem",
-    "ExtractionResult", "Feedback", "ForgetResult", "MemoryAPIError", "MemoryClient", "MemoryClientError",
-    "MemoryConnectionError", "Message", "MessagePage", "Node", "NodeHistory", "NodePage", "NotFound", "Omission",
-    "PayloadTooLarge", "PermissionDenied", "ProposeResult", "RateLimited", "Retrieval", "RetryPolicy", "SearchResult",
-    "ServerError", "SessionForgetResult", "Summary", "SummaryPage", "Tools", "UnprocessableEntity", "ValidationError",
-    "WorkingMemory", "__version__",
+    "ExtractionResult", "Feedback", "ForgetResult", "InvalidRequest", "MemoryAPIError", "MemoryClient",
+    "MemoryClientError", "MemoryConnectionError", "Message", "MessagePage", "Node", "NodeHistory", "NodePage",
+    "NotFound", "Omission", "PayloadTooLarge", "PermissionDenied", "ProposeResult", "RateLimited", "Retrieval",
+    "RetryPolicy", "SearchResult", "ServerError", "SessionForgetResult", "Summary", "SummaryPage", "Tools",
+    "UnexpectedResponse", "UnprocessableEntity", "ValidationError", "WorkingMemory", "__version__",
 ]

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from memory_client import models as m
 from memory_client import results as r
-from memory_client.errors import error_from_response
+from memory_client.errors import InvalidRequest, UnexpectedResponse, error_from_response
 
 T = TypeVar("T")
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -32,12 +32,49 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def _query_value(value: Any) -> str:
+def _sendable(text: str, what: str) -> str:
+    """`text`, unless it cannot be encoded as UTF-8 (a lone surrogate): InvalidRequest."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidRequest(f"{what} contains a lone surrogate (U+{ord(error.object[error.start]):04X}) at "
+                             f"position {error.start}, which UTF-8 cannot encode") from None
+    return text
+
+
+def _query_value(value: Any, name: str = "query parameter") -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return "/".join(str(item) for item in value)  # a category path prefix as a/b/c
-    return value.isoformat() if isinstance(value, (datetime, date)) else str(value)
+        text = "/".join(str(item) for item in value)  # a category path prefix as a/b/c
+    else:
+        text = value.isoformat() if isinstance(value, (datetime, date)) else str(value)
+    return _sendable(text, name)
+
+
+def path_segment(value: Any, name: str) -> str:
+    """One path parameter as a single path segment: every reserved character escaped ("/" too,
+    so "../nodes/82" stays a session id instead of reaching /nodes/82) and dots as %2E, so "."
+    and ".." are never read as dot segments; the server decodes them back to the id."""
+    return quote(_sendable(str(value), name), safe="").replace(".", "%2E")
+
+
+def _json_bytes(payload: Any) -> bytes:
+    """The UTF-8 JSON of a request body; InvalidRequest for what JSON cannot hold."""
+    try:
+        text = json.dumps(payload, default=_encode, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as error:
+        raise InvalidRequest(f"the request body cannot be sent as JSON: {error}") from None
+    return _sendable(text, "the request body").encode()
+
+
+def idempotency_key_header(key: str | None) -> str:
+    """`key`, or a new random one; InvalidRequest unless it is printable ASCII (an HTTP header)."""
+    if key is None:
+        return str(uuid.uuid4())
+    if not isinstance(key, str) or not key.isascii() or not key.isprintable():
+        raise InvalidRequest(f"idempotency_key must be printable ASCII, not {key!r}")
+    return key
 
 
 @dataclass(frozen=True)
@@ -77,19 +114,18 @@ class Endpoint(Generic[T]):
         """The request for a client method's `locals()`: None means "not sent" (the server's
         default applies). `body` replaces the body built from the fields (a batch)."""
         values = {name: value for name, value in arguments.items() if name not in NOT_FIELDS and value is not None}
-        path = self.path.format(**{name: quote(str(values.pop(name)), safe="/") for name in self.path_fields})
+        path = self.path.format(**{name: path_segment(values.pop(name), name) for name in self.path_fields})
         in_query = values if self.method in ("GET", "DELETE") else {n: values.pop(n) for n in self.query if n in values}
-        params = {name: _query_value(value) for name, value in in_query.items()}
+        params = {name: _query_value(value, name) for name, value in in_query.items()}
         if self.method in ("GET", "DELETE"):
             values = {}
         headers: dict[str, str] = {}
         content = None
         if self.method not in ("GET", "DELETE"):
-            payload = values if body is None else body
-            content = json.dumps(payload, default=_encode, ensure_ascii=False, separators=(",", ":")).encode()
+            content = _json_bytes(values if body is None else body)
             headers["Content-Type"] = "application/json"
         if self.write:
-            headers[IDEMPOTENCY_HEADER] = arguments.get("idempotency_key") or str(uuid.uuid4())
+            headers[IDEMPOTENCY_HEADER] = idempotency_key_header(arguments.get("idempotency_key") or None)
         return Call(method=self.method, path=path, params=params, content=content, headers=headers, parse=self.parse,
                     none_on_404=self.none_on_404)
 
@@ -102,15 +138,19 @@ def custom_call(method: str, path: str, *, params: Mapping[str, Any] | None, jso
                 idempotency_key: str | None) -> Call[Any]:
     """A request to any endpoint, answered as decoded JSON; writes get an Idempotency-Key."""
     method = method.upper()
+    segments = _sendable(path, "path").lstrip("/").split("?")[0].split("/")
+    if any(segment in (".", "..") for segment in segments):
+        raise InvalidRequest(f"path {path!r} has a dot segment: it would leave /api/v1/")
     headers: dict[str, str] = {}
     content = None
     if json_body is not None:
-        content = json.dumps(json_body, default=_encode, ensure_ascii=False, separators=(",", ":")).encode()
+        content = _json_bytes(json_body)
         headers["Content-Type"] = "application/json"
     if method in ("POST", "PUT", "PATCH", "DELETE"):
-        headers[IDEMPOTENCY_HEADER] = idempotency_key or str(uuid.uuid4())
-    return Call(method=method, path=path.lstrip("/"), params={k: _query_value(v) for k, v in (params or {}).items()},
-                content=content, headers=headers, parse=_raw)
+        headers[IDEMPOTENCY_HEADER] = idempotency_key_header(idempotency_key or None)
+    return Call(method=method, path=path.lstrip("/"),
+                params={k: _query_value(v, k) for k, v in (params or {}).items()}, content=content,
+                headers=headers, parse=_raw)
 
 
 def decode(content: bytes) -> Any:
@@ -127,7 +167,14 @@ def result(call: Call[T], status: int, headers: Mapping[str, str], content: byte
     (None instead for a 404 where the endpoint's absence means "none", e.g. latest summary)."""
     body = decode(content)
     if 200 <= status < 300:
-        return call.parse(body)
+        try:
+            return call.parse(body)
+        except KeyError as error:
+            raise UnexpectedResponse(f"{call.method} {call.path}: the answer lacks the field {error}", status=status,
+                                     body=body) from None
+        except (TypeError, ValueError, AttributeError) as error:
+            raise UnexpectedResponse(f"{call.method} {call.path}: the answer is not what this endpoint returns "
+                                     f"({error})", status=status, body=body) from None
     if status == 404 and call.none_on_404 and isinstance(body, dict) and "error" in body:
         return cast(T, None)
     raise error_from_response(status, body, headers.get("Retry-After"))

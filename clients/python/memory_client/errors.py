@@ -20,6 +20,22 @@ class MemoryConnectionError(MemoryClientError):
     """The server could not be reached, or did not answer, after every attempt."""
 
 
+class InvalidRequest(MemoryClientError, ValueError):
+    """The arguments cannot be sent at all, so nothing was sent: text with a lone surrogate, an
+    Idempotency-Key that is not printable ASCII, a body value JSON cannot hold (an object, NaN),
+    a path that would leave /api/v1/. Rules the server checks are left to the server (400)."""
+
+
+class UnexpectedResponse(MemoryClientError):
+    """A 2xx answer that is not what the endpoint promises (a field missing or of the wrong type,
+    e.g. from a proxy or a server of another version); `body` is the decoded answer."""
+
+    def __init__(self, message: str, *, status: int, body: Any = None):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
 class MemoryAPIError(MemoryClientError):
     """The API answered with an error. `code` is the API's machine-readable code; `details` maps
     field paths to messages (empty when the error is not about fields)."""

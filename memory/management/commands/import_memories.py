@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django_scopes import scope
 
 from accounts.models import Team
@@ -15,7 +16,7 @@ from memory.services.portability.import_ import import_file
 
 
 class Command(BaseCommand):
-    help = "Import a JSON Lines export file into a team (created with --create)."
+    help = "Import a JSON Lines export file into a team (created with --create, only if the import succeeds)."
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
@@ -29,12 +30,14 @@ class Command(BaseCommand):
             raise CommandError(f"no team {team!r} (add --create to create it)")
         started = time.perf_counter()
         try:
-            if found is None:
-                found = team_create(slug=team, name=team)
-            with file.open("rb") as stream, scope(team=found):
-                # A system principal acts as the team's admin (it may write every scope).
-                principal = system_principal(found, "import")
-                result = import_file(principal=principal, stream=stream, reason=reason)
+            # A team made by --create goes with a failed import: created in the import's transaction.
+            with file.open("rb") as stream, transaction.atomic():
+                if found is None:
+                    found = team_create(slug=team, name=team)
+                with scope(team=found):
+                    # A system principal acts as the team's admin (it may write every scope).
+                    principal = system_principal(found, "import")
+                    result = import_file(principal=principal, stream=stream, reason=reason)
         except MemoryError as error:
             raise CommandError(error.message) from None
         except OSError as error:

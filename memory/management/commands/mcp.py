@@ -2,8 +2,8 @@
 
 stdio (default): for a desktop client that launches the command; the agent key comes from
 --key or MEMORY_API_KEY and is checked before serving. --http: streamable HTTP at
-http://HOST:PORT/mcp, each request with its own `Authorization: Bearer <key>`; loopback only
-unless --allow-remote.
+http://HOST:PORT/mcp, each request with its own `Authorization: Bearer <key>` (so --key is
+refused there); loopback only unless --allow-remote.
 """
 
 import os
@@ -34,6 +34,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, key, http, host, port, allow_remote, **options):
         if http:
+            if key is not None:
+                raise CommandError("--key is for stdio only: over --http every request sends its own "
+                                   "'Authorization: Bearer <agent key>' (drop --key, or drop --http)")
             if not is_loopback(host) and not allow_remote:
                 raise CommandError(f"refusing to serve MCP on non-loopback host {host!r} without --allow-remote")
             if not 0 < port < 65536:

@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -49,6 +50,17 @@ def export_filename(*, team_slug: str, request: ExportRequest) -> str:
     owner = request.workspace_id or request.user_id
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in owner)[:64]
     return f"{team_slug}-{request.kind}{'-' + safe if safe else ''}-{timezone.now():%Y%m%d}.jsonl"
+
+
+def attachment_header(filename: str) -> str:
+    """The Content-Disposition of a download named `filename` (RFC 6266): the name as a quoted
+    ASCII `filename` (other characters as "_") for old clients, and the exact UTF-8 name as
+    `filename*` (RFC 5987) when it is not plain ASCII. A header must be ASCII: a Chinese id set
+    as is came out MIME-encoded as a whole, which no browser reads as a file name."""
+    fallback = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in filename)
+    if fallback == filename:
+        return f'attachment; filename="{filename}"'
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -95,11 +107,15 @@ def export_counts(*, principal: Principal, request: ExportRequest) -> dict[str, 
 def export_begin(*, principal: Principal, request: ExportRequest) -> dict[str, Any]:
     """Check the right to export, audit it and return the manifest. Raises AccessDenied."""
     export_check(principal=principal, request=request)
-    counts = export_counts(principal=principal, request=request)
     with transaction.atomic():
-        audit_record(principal=principal, event_type=f"memory.{request.kind}.exported",
-                     workspace_id=request.workspace_id, user_id=request.user_id,
-                     payload={"filters": request.filters, "counts": counts, "schema_version": SCHEMA_VERSION})
+        event = audit_record(principal=principal, event_type=f"memory.{request.kind}.exported",
+                             workspace_id=request.workspace_id, user_id=request.user_id,
+                             payload={"filters": request.filters, "schema_version": SCHEMA_VERSION})
+        # Counted after the event, which an export of its owner holds too: the manifest and the
+        # end record then agree unless the team changes while the file streams.
+        counts = export_counts(principal=principal, request=request)
+        event.payload["counts"] = counts
+        event.save(update_fields=["payload"])
     return {
         "type": "manifest",
         "format": FORMAT,
@@ -118,7 +134,8 @@ def export_stream(*, principal: Principal, request: ExportRequest, manifest: dic
 
     Runs its queries inside the team's scope itself, since a streaming response is read after
     the view has returned. `counts` in the manifest are taken before the stream starts; the
-    `end` line has the counts actually written (they differ only if writes happen meanwhile).
+    `end` line has the counts actually written (they differ only if writes happen meanwhile; the
+    export's own audit event is in both).
     """
     digest = hashlib.sha256()
     written: dict[str, int] = {}

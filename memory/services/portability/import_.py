@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from django.db import DataError, IntegrityError, transaction
 
+from accounts.models import Team
 from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, MemoryError
@@ -37,6 +38,13 @@ from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
+from memory.services.portability.checks import (
+    bad_line,
+    check_chains,
+    check_owner,
+    check_rights,
+    check_same_session,
+)
 from memory.services.portability.payloads import remap_payload, remap_profile_lines
 from memory.services.portability.records import FORMAT, RECORD_TYPES, SCHEMA_VERSION, SPECS, Spec, check_record
 
@@ -69,8 +77,7 @@ class ImportResult:
     ids: dict[str, dict[int, int]] = field(default_factory=dict, repr=False)  # type → source id → new id
 
 
-def _bad(line: int, message: str) -> InvalidInput:
-    return InvalidInput(f"line {line}: {message}", fields={"file": [f"line {line}: {message}"]})
+_bad = bad_line
 
 
 class _Reader:
@@ -132,21 +139,30 @@ def _check_manifest(record: dict[str, Any] | None) -> tuple[ExportRequest, dict[
 def import_check(*, principal: Principal, request: ExportRequest) -> None:
     """Raise AccessDenied unless `principal` may import `request`, Conflict if the target team
     already holds what the file would bring (see the module docstring)."""
+    _rights_check(principal, request)
+    _collision_check(principal, request)
+
+
+def _rights_check(principal: Principal, request: ExportRequest) -> None:
     if not (principal.is_admin or principal.kind == "system"):  # system: the import_memories command
         raise AccessDenied("team admins only")
     if principal.workspace_ids is not None and not (request.kind == "workspace"
                                                     and principal.can_read_workspace(request.workspace_id)):
         raise AccessDenied("this key is limited to some workspaces: it may import those workspaces only")
+
+
+def _collision_check(principal: Principal, request: ExportRequest) -> None:
     team, owner = principal.team, request.owner_q()
     taken = [name for name, model in (("sessions", Session), ("memories", Node))
              if model.objects.filter(owner, team=team).exists()]
     if request.kind != "workspace" and UserProfile.objects.filter(owner, team=team).exists():
         taken.append("profiles")
     if taken:
-        what = {"team": "the team", "workspace": f"workspace {request.workspace_id!r}",
-                "user": f"user {request.user_id!r}"}[request.kind]
-        raise Conflict(f"{what} already has {' and '.join(taken)} in team {team.slug!r}: import into a team "
-                       f"(or {request.kind}) that has none", code="import_collision")
+        what, where = {"team": ("the team", "a team that has none"),
+                       "workspace": (f"workspace {request.workspace_id!r}", "a team where that workspace has none"),
+                       "user": (f"user {request.user_id!r}", "a team where that user has none")}[request.kind]
+        raise Conflict(f"{what} already has {' and '.join(taken)} in team {team.slug!r}: import into {where}",
+                       code="import_collision")
 
 
 class _Importer:
@@ -158,7 +174,9 @@ class _Importer:
         self.counts: dict[str, int] = {name: 0 for name in RECORD_TYPES}
         self.sessions: dict[int, Session] = {}
         self.buffer: list[tuple[int, int | None, Any, list[int]]] = []  # (line, source id, row, source messages)
-        self.deferred: list[tuple[int, Any, str, int]] = []  # (line, row, reference name, source id)
+        self.deferred: list[tuple[int, int, Any, str, int]] = []  # (line, source id, row, reference name, target)
+        # The new session of each message and summary, by source id (links must stay in one session).
+        self.session_of: dict[str, dict[int, int]] = {"message": {}, "summary": {}}
         self.spec: Spec | None = None
         self.pending: set[int] = set()  # source ids of the buffered rows
 
@@ -171,6 +189,7 @@ class _Importer:
     def add(self, line: int, spec: Spec, record: dict[str, Any]) -> None:
         values = check_record(spec, record, f"line {line}")
         self._check_owner(line, spec, values)
+        check_rights(self.principal, line, spec.name, values)
         if spec.keyed:
             if record["id"] in self.ids[spec.name] or record["id"] in self.pending:
                 raise _bad(line, f"{spec.name} {record['id']} appears twice")
@@ -183,10 +202,11 @@ class _Importer:
                     setattr(row, f"{name}_id", 0)
                 continue
             if target == spec.name:
-                self.deferred.append((line, row, name, source))
+                self.deferred.append((line, record["id"], row, name, source))
             else:
                 setattr(row, f"{name}_id", self.resolve(line, target, source))
         sources = [self.resolve(line, "message", pk) for pk in record["refs"].get("source_messages", [])]
+        self._check_links(line, spec, row, record)
         self._prepare(line, spec, row, record.get("id"))
         self.buffer.append((line, record.get("id"), row, sources))
         if len(self.buffer) >= IMPORT_CHUNK:
@@ -198,6 +218,25 @@ class _Importer:
         if column and column in values and values[column] != getattr(self.request, column):
             raise _bad(line, f"{spec.name} of {column} {values[column]!r} in an export of "
                              f"{self.request.kind} {getattr(self.request, column)!r}")
+
+    def _check_links(self, line: int, spec: Spec, row: Any, record: dict[str, Any]) -> None:
+        """Owner columns against scope and session; links that must stay inside the row's session."""
+        session_pk = getattr(row, "session_id", None) if any(name == "session" for name, _ in spec.refs) else None
+        check_owner(line, spec.name, row, self.sessions.get(session_pk) if session_pk else None)
+        in_session = self.session_of["message"]
+        refs = record["refs"]
+        if spec.name in self.session_of:
+            self.session_of[spec.name][record["id"]] = session_pk
+        if spec.name in ("summary", "capture_job"):
+            ends = [name for name in ("from_message", "after_message", "to_message") if refs.get(name) is not None]
+            check_same_session(line, f"{spec.name} record", session_pk,
+                               [(f"{name} {refs[name]}", in_session[refs[name]]) for name in ends])
+            if spec.name == "summary" and row.from_message_id > row.to_message_id:
+                raise _bad(line, f"summary record: from_message {refs['from_message']} comes after to_message "
+                                 f"{refs['to_message']}")
+        if spec.name == "node" and row.scope == "session":
+            check_same_session(line, "node record (session scope)", session_pk,
+                               [(f"source message {pk}", in_session[pk]) for pk in refs["source_messages"]])
 
     def _prepare(self, line: int, spec: Spec, row: Any, source_id: int | None) -> None:
         if spec.name == "message":
@@ -249,10 +288,16 @@ class _Importer:
             return
         names: set[str] = set()
         rows = []
-        for line, row, name, source in self.deferred:
-            setattr(row, f"{name}_id", self.resolve(line, self.spec.name, source))
+        sessions = self.session_of.get(self.spec.name)
+        for line, source_id, row, name, target in self.deferred:
+            setattr(row, f"{name}_id", self.resolve(line, self.spec.name, target))
+            if sessions is not None:
+                check_same_session(line, f"{self.spec.name} record", sessions[source_id],
+                                   [(f"{name} {target}", sessions[target])])
             names.add(name)
             rows.append(row)
+        check_chains(self.spec.name, [(line, source_id, name, target)
+                                      for line, source_id, _, name, target in self.deferred])
         self.spec.model.objects.bulk_update(rows, [f"{name}" for name in sorted(names)], batch_size=IMPORT_CHUNK)
         self.deferred = []
 
@@ -280,9 +325,13 @@ def import_file(*, principal: Principal, stream: IO[bytes], reason: str = "",
     """
     reader = _Reader(stream, max_bytes)
     request, manifest = _check_manifest(reader.next())
-    import_check(principal=principal, request=request)
+    _rights_check(principal, request)
     try:
         with transaction.atomic():
+            # One import into a team at a time: a second waits for the first's lock (a row lock on
+            # PostgreSQL; SQLite's IMMEDIATE transactions serialise writers), then sees its rows (409).
+            Team.objects.select_for_update().filter(pk=principal.team.pk).first()
+            _collision_check(principal, request)
             return _import(principal, request, manifest, reader, reason, on_line)
     except (IntegrityError, DataError) as error:
         first = (str(error).splitlines() or [type(error).__name__])[0][:300]

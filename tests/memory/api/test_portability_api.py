@@ -1,9 +1,12 @@
 """GET /api/v1/export and POST /api/v1/import: who may, what they get, and errors (docs/export.md)."""
 
+import hashlib
 import json
 
+import pytest
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from accounts.services import agent_key_create
 from memory.models import AuditEvent, Node
@@ -126,3 +129,57 @@ def test_a_file_over_the_import_limit_gets_413(client, admin, admin_principal, s
     importer.force_login(cora)
     response = importer.post(reverse("api-import"), data=data, content_type="application/x-ndjson")
     assert response.status_code == 413 and response.json()["error"]["code"] == "payload_too_large"
+
+
+@pytest.mark.parametrize("content_type", ["application/x-ndjson", "application/octet-stream", "text/plain",
+                                          "application/x-www-form-urlencoded", "application/json"])
+def test_a_logged_in_admin_imports_with_any_content_type_and_a_csrf_token(client, admin, admin_principal,
+                                                                          content_type):
+    data = _exported(client, admin, admin_principal)
+    other, cora = _new_team_admin()
+    importer = APIClient(enforce_csrf_checks=True)
+    importer.force_login(cora)
+    importer.cookies["csrftoken"] = "c" * 32
+    response = importer.post(reverse("api-import"), data=data, content_type=content_type, HTTP_X_CSRFTOKEN="c" * 32)
+    assert response.status_code == 201, response.content
+    assert response.json()["counts"]["node"] == 2
+    assert AuditEvent.objects.filter(team=other, event_type="memory.team.imported", actor="user:cora").count() == 1
+
+
+def test_a_logged_in_admin_without_a_csrf_token_cannot_import(client, admin, admin_principal):
+    data = _exported(client, admin, admin_principal)
+    other, cora = _new_team_admin()
+    importer = APIClient(enforce_csrf_checks=True)
+    importer.force_login(cora)
+    response = importer.post(reverse("api-import"), data=data, content_type="application/x-ndjson")
+    assert response.status_code == 403 and "CSRF" in response.json()["error"]["message"]
+    assert not Node.objects.filter(team=other).exists()
+
+
+def test_a_workspace_limited_admin_key_cannot_import_global_memories_over_http(client, admin, admin_principal):
+    make_node(admin_principal, scope="workspace", workspace_id="work2", title="work2 note")
+    client.force_login(admin)
+    data = _download(client.get(reverse("api-export"), {"kind": "workspace", "workspace_id": "work2"}))
+    body, end = data.rsplit(b"\n", 2)[0] + b"\n", json.loads(data.splitlines()[-1])
+    body = body.replace(b'"scope":"workspace"', b'"scope":"global"')
+    end["sha256"] = hashlib.sha256(body).hexdigest()
+    other, _ = _new_team_admin()
+    key = agent_key_create(team=other, name="work2", kind="admin", workspace_ids=["work2"],
+                           writable_scopes=["session", "workspace"])[1]
+    response = key_client(key).post(reverse("api-import"), data=body + json.dumps(end).encode() + b"\n",
+                                    content_type="application/x-ndjson")
+    assert response.status_code == 403, response.content
+    assert "may not write 'global' scope memories" in response.json()["error"]["message"]
+    assert not Node.objects.filter(team=other).exists()
+
+
+def test_a_workspace_with_a_chinese_id_downloads_under_an_rfc_6266_file_name(client, admin, admin_principal):
+    from django.utils import timezone
+
+    make_node(admin_principal, scope="workspace", workspace_id="家", title="家里的事")
+    client.force_login(admin)
+    response = client.get(reverse("api-export"), {"kind": "workspace", "workspace_id": "家"})
+    day = f"{timezone.now():%Y%m%d}"
+    assert response["Content-Disposition"] == (f'attachment; filename="acme-workspace-_-{day}.jsonl"; '
+                                               f"filename*=UTF-8''acme-workspace-%E5%AE%B6-{day}.jsonl")
+    assert "家里的事" in _download(response).decode()

@@ -170,3 +170,14 @@ def test_node_history_reads_a_long_chain_in_a_fixed_number_of_queries(agent_clie
             assert agent_client.get(reverse("api-node-history", args=[first.pk])).status_code == 200
         counts.append(len(captured.captured_queries) - length)  # one lookup per link walked is expected
     assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("cursor", ["!!!", "", "cD1hYmM=", "bz14", "cD0x!"])  # p=abc, o=x, p=1 + junk
+def test_a_cursor_the_server_did_not_write_gets_400_not_the_first_page(agent_client, principal, cursor):
+    from tests.helpers import append
+
+    append(principal, "hello", session_id="s1", user_id="u1")
+    for name, params in (("api-summaries", {"session_id": "s1", "user_id": "u1"}), ("api-nodes", {})):
+        response = agent_client.get(reverse(name), {**params, "cursor": cursor})
+        assert response.status_code == 400, (name, cursor, response.content)
+        assert response.json()["error"]["message"] in ("invalid cursor", "cursor: This field may not be blank.")

@@ -3,7 +3,9 @@ the demo conversation replayed through the API and captured, plus English turns,
 chain, a soft- and a hard-forgotten node, summaries, a profile, policies, pinned instructions
 and working memory."""
 
+import hashlib
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from django.db import close_old_connections
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
 from memory.capture.consolidate import consolidation_run
+from memory.errors import InvalidInput
+from memory.models import AuditEvent, Message, Node, Session
 from memory.selectors.portability import ExportRequest
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.instructions import instructions_set
@@ -36,6 +40,42 @@ def export_bytes(principal, kind: str = "team", **filters) -> bytes:
 
 def import_bytes(principal, data: bytes, **options):
     return import_file(principal=principal, stream=io.BytesIO(data), **options)
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+def reseal(lines: list[bytes]) -> bytes:
+    """The lines with a fresh end record, so only the change under test is wrong."""
+    body = b"".join(lines[:-1])
+    end = json.loads(lines[-1])
+    end["sha256"] = hashlib.sha256(body).hexdigest()
+    return body + (json.dumps(end) + "\n").encode()
+
+
+def edit(data: bytes, record_type: str, change, where=lambda record: True) -> bytes:
+    """`data` with `change` applied to the first record of `record_type` that `where` accepts, resealed."""
+    lines = lines_of(data)
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == record_type and where(record):
+            change(record)
+            lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+            break
+    return reseal(lines)
+
+
+def stored(team) -> tuple[int, int, int, int]:
+    return (Session.objects.filter(team=team).count(), Message.objects.filter(team=team).count(),
+            Node.objects.filter(team=team).count(), AuditEvent.objects.filter(team=team).count())
+
+
+def refused(target, data: bytes, match: str, error=InvalidInput):
+    before = stored(target.team)
+    with pytest.raises(error, match=match):
+        import_bytes(target, data)
+    assert stored(target.team) == before
 
 
 @pytest.fixture

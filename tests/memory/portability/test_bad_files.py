@@ -1,42 +1,12 @@
 """A bad file is refused with a clear error naming the line, and nothing is stored."""
 
-import hashlib
 import json
 
 import pytest
 
-from memory.errors import AccessDenied, Conflict, InvalidInput
-from memory.models import AuditEvent, Message, Node, Session
+from memory.errors import AccessDenied, Conflict
 from memory.services.portability import import_ as importer
-from tests.memory.portability.conftest import export_bytes, import_bytes
-
-
-def _lines(data: bytes) -> list[bytes]:
-    return data.splitlines(keepends=True)
-
-
-def _reseal(lines: list[bytes]) -> bytes:
-    """The lines with a fresh end record, so only the change under test is wrong."""
-    body = b"".join(lines[:-1])
-    end = json.loads(lines[-1])
-    end["sha256"] = hashlib.sha256(body).hexdigest()
-    return body + (json.dumps(end) + "\n").encode()
-
-
-def _edit(data: bytes, record_type: str, change) -> bytes:
-    lines = _lines(data)
-    for index, line in enumerate(lines):
-        record = json.loads(line)
-        if record.get("type") == record_type:
-            change(record)
-            lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
-            break
-    return _reseal(lines)
-
-
-def _stored(team) -> tuple[int, int, int, int]:
-    return (Session.objects.filter(team=team).count(), Message.objects.filter(team=team).count(),
-            Node.objects.filter(team=team).count(), AuditEvent.objects.filter(team=team).count())
+from tests.memory.portability.conftest import edit, export_bytes, import_bytes, lines_of, refused, reseal, stored
 
 
 @pytest.fixture
@@ -44,107 +14,101 @@ def exported(filled):
     return export_bytes(filled)
 
 
-def _refused(target, data: bytes, match: str, error=InvalidInput):
-    before = _stored(target.team)
-    with pytest.raises(error, match=match):
-        import_bytes(target, data)
-    assert _stored(target.team) == before
-
-
 def test_an_unknown_schema_version_is_refused(exported, target):
-    _refused(target, _edit(exported, "manifest", lambda r: r.update(schema_version=2)),
+    refused(target, edit(exported, "manifest", lambda r: r.update(schema_version=2)),
              "line 1: schema_version 2 is not supported; this instance reads version 1")
 
 
 def test_a_file_without_a_manifest_is_refused(exported, target):
-    _refused(target, b"".join(_lines(exported)[1:]), "line 1: the first line must be the manifest")
+    refused(target, b"".join(lines_of(exported)[1:]), "line 1: the first line must be the manifest")
 
 
 def test_a_truncated_file_is_refused(exported, target):
-    lines = _lines(exported)
-    _refused(target, b"".join(lines[: len(lines) // 2]), "ends before its end record")
+    lines = lines_of(exported)
+    refused(target, b"".join(lines[: len(lines) // 2]), "ends before its end record")
 
 
 def test_a_line_cut_in_the_middle_is_refused(exported, target):
-    lines = _lines(exported)
+    lines = lines_of(exported)
     lines[5] = lines[5][:20] + b"\n"
-    _refused(target, b"".join(lines), "line 6: not a JSON object")
+    refused(target, b"".join(lines), "line 6: not a JSON object")
 
 
 def test_a_changed_byte_fails_the_checksum(exported, target):
     changed = exported.replace("少油少辣".encode(), "多油多辣".encode(), 1)
     assert changed != exported
-    _refused(target, changed, "checksum does not match")
+    refused(target, changed, "checksum does not match")
 
 
 def test_nul_in_a_text_is_refused(exported, target):
-    data = _edit(exported, "message", lambda r: r["fields"].update(content="a\u0000b"))
-    _refused(target, data, r"line \d+: message record: content contains U\+0000")
+    data = edit(exported, "message", lambda r: r["fields"].update(content="a\u0000b"))
+    refused(target, data, r"line \d+: message record: content contains U\+0000")
 
 
 def test_a_reference_to_a_record_not_in_the_file_is_refused(exported, target):
-    data = _edit(exported, "node", lambda r: r["refs"].update(source_messages=[987654321]))
-    _refused(target, data, r"line \d+: refers to message 987654321, which is not in the file")
+    data = edit(exported, "node", lambda r: r["refs"].update(source_messages=[987654321]))
+    refused(target, data, r"line \d+: refers to message 987654321, which is not in the file")
 
 
 def test_a_supersede_link_to_a_missing_node_is_refused(exported, target):
-    data = _edit(exported, "node", lambda r: r["refs"].update(supersedes=987654321))
-    _refused(target, data, "refers to node 987654321")
+    data = edit(exported, "node", lambda r: r["refs"].update(supersedes=987654321))
+    refused(target, data, "refers to node 987654321")
 
 
 def test_a_bad_value_names_the_field(exported, target):
-    data = _edit(exported, "node", lambda r: r["fields"].update(status="forgotten"))
-    _refused(target, data, "node record: status is not one of active, superseded, expired, deleted")
+    data = edit(exported, "node", lambda r: r["fields"].update(status="forgotten"))
+    refused(target, data, "node record: status is not one of active, superseded, expired, deleted")
 
 
 def test_an_unknown_field_is_refused(exported, target):
-    data = _edit(exported, "session", lambda r: r["fields"].update(colour="blue"))
-    _refused(target, data, "unknown field.s. colour")
+    data = edit(exported, "session", lambda r: r["fields"].update(colour="blue"))
+    refused(target, data, "unknown field.s. colour")
 
 
 def test_a_huge_line_is_refused(exported, target, monkeypatch):
     monkeypatch.setattr(importer, "LINE_MAX_BYTES", 2000)
-    data = _edit(exported, "message", lambda r: r["fields"].update(content="长" * 3000))
-    _refused(target, data, r"line \d+: longer than 2000 bytes")
+    data = edit(exported, "message", lambda r: r["fields"].update(content="长" * 3000))
+    refused(target, data, r"line \d+: longer than 2000 bytes")
 
 
 def test_a_file_over_the_size_limit_is_refused(exported, target):
-    before = _stored(target.team)
+    before = stored(target.team)
     with pytest.raises(importer.FileTooLarge, match="larger than 1000 bytes"):
         import_bytes(target, exported, max_bytes=1000)
-    assert _stored(target.team) == before
+    assert stored(target.team) == before
 
 
 def test_records_breaking_a_store_rule_roll_everything_back(exported, target):
-    lines = _lines(exported)
+    lines = lines_of(exported)
     sessions = [i for i, line in enumerate(lines) if json.loads(line)["type"] == "session"]
     twin = json.loads(lines[sessions[0]])
     twin["id"] = 987654321
     lines.insert(sessions[0] + 1, (json.dumps(twin, ensure_ascii=False) + "\n").encode())
-    _refused(target, _reseal(lines), "break a rule of the store")
+    refused(target, reseal(lines), "break a rule of the store")
 
 
 def test_a_team_file_does_not_import_into_a_team_with_memories(exported, filled):
-    _refused(filled, exported, "the team already has sessions and memories", error=Conflict)
+    refused(filled, exported, "^the team already has sessions and memories and profiles in team 'acme': "
+            "import into a team that has none$", error=Conflict)
 
 
 def test_a_reader_may_not_import(exported, target):
     from accounts.principal import principal_for_user_role
 
     viewer = principal_for_user_role(target.team, None, "viewer")
-    _refused(viewer, exported, "team admins only", error=AccessDenied)
+    refused(viewer, exported, "team admins only", error=AccessDenied)
 
 
 def test_a_user_file_may_not_carry_another_users_rows(filled, target):
     data = export_bytes(filled, "user", user_id="bob")
-    data = _edit(data, "node", lambda r: r["fields"].update(user_id="xiaoming"))
-    _refused(target, data, "node of user_id 'xiaoming' in an export of user 'bob'")
+    data = edit(data, "node", lambda r: r["fields"].update(user_id="xiaoming"))
+    refused(target, data, "node of user_id 'xiaoming' in an export of user 'bob'")
 
 
 def test_an_id_given_twice_is_refused(exported, target):
-    lines = _lines(exported)
+    lines = lines_of(exported)
     nodes = [i for i, line in enumerate(lines) if json.loads(line)["type"] == "node"]
     second = json.loads(lines[nodes[1]])
     second["id"] = json.loads(lines[nodes[0]])["id"]
     lines[nodes[1]] = (json.dumps(second, ensure_ascii=False) + "\n").encode()
-    _refused(target, _reseal(lines), rf"line {nodes[1] + 1}: node \d+ appears twice")
+    refused(target, reseal(lines), rf"line {nodes[1] + 1}: node \d+ appears twice")

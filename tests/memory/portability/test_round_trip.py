@@ -146,3 +146,17 @@ def test_imported_team_takes_the_team_policy_minimum_confidence(filled, target):
     import_bytes(target, export_bytes(filled))
     target.team.refresh_from_db()
     assert target.team.min_confidence == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("content", [None, b"", b'{"type":"manifest","format":"memory-export","schema_version":9}\n'])
+def test_a_failed_command_import_leaves_no_team_behind(tmp_path, db, content):
+    from django.core.management.base import CommandError
+
+    from accounts.models import Team
+
+    path = tmp_path / "acme.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(CommandError):
+        call_command("import_memories", str(path), team="fresh", create=True, stdout=io.StringIO())
+    assert not Team.objects.filter(slug="fresh").exists()

@@ -2,7 +2,9 @@
 
 import json
 
-from memory.models import Message, Node, Session
+import pytest
+
+from memory.models import AuditEvent, Message, Node, Session
 from memory.profile_models import UserProfile
 from tests.memory.portability.conftest import export_bytes, import_bytes
 
@@ -65,5 +67,16 @@ def test_a_workspace_import_is_refused_where_the_workspace_exists(filled, target
     import pytest
 
     from memory.errors import Conflict
-    with pytest.raises(Conflict, match="workspace 'trips' already has sessions"):
+    with pytest.raises(Conflict, match="workspace 'trips' already has sessions and memories in team 'copy': import into a team "
+                                         "where that workspace has none$"):
         import_bytes(target, data)
+
+
+@pytest.mark.parametrize(("kind", "filters"), [("team", {}), ("workspace", {"workspace_id": "trips"}),
+                                               ("user", {"user_id": "xiaoming"})])
+def test_the_manifest_and_end_counts_agree_when_nothing_changes_meanwhile(filled, kind, filters):
+    records = _records(export_bytes(filled, kind, **filters))
+    assert records[0]["counts"] == records[-1]["counts"]
+    assert records[0]["counts"]["audit"] == sum(1 for record in records if record["type"] == "audit")
+    event = AuditEvent.objects.filter(team=filled.team, event_type=f"memory.{kind}.exported").latest("pk")
+    assert event.payload["counts"] == records[0]["counts"]
