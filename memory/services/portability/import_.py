@@ -77,7 +77,6 @@ class ImportResult:
     ids: dict[str, dict[int, int]] = field(default_factory=dict, repr=False)  # type → source id → new id
 
 
-_bad = bad_line
 
 
 class _Reader:
@@ -100,16 +99,16 @@ class _Reader:
         if self.max_bytes is not None and self.size > self.max_bytes:
             raise FileTooLarge(f"the file is larger than {self.max_bytes} bytes, the import limit")
         if len(raw) > LINE_MAX_BYTES:
-            raise _bad(self.number, f"longer than {LINE_MAX_BYTES} bytes")
+            raise bad_line(self.number, f"longer than {LINE_MAX_BYTES} bytes")
         self._previous = raw
         try:
             record = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
         except ValueError as error:  # also UnicodeDecodeError
-            raise _bad(self.number, f"not a JSON object on one line ({error})") from None
+            raise bad_line(self.number, f"not a JSON object on one line ({error})") from None
         except RecursionError:
-            raise _bad(self.number, "nested too deeply") from None
+            raise bad_line(self.number, "nested too deeply") from None
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise _bad(self.number, 'not a record: a JSON object with a "type" is expected')
+            raise bad_line(self.number, 'not a record: a JSON object with a "type" is expected')
         return record
 
 
@@ -121,26 +120,19 @@ def _check_manifest(record: dict[str, Any] | None) -> tuple[ExportRequest, dict[
     if record is None:
         raise InvalidInput("the file is empty", fields={"file": ["empty"]})
     if record.get("type") != "manifest" or record.get("format") != FORMAT:
-        raise _bad(1, f'the first line must be the manifest of a "{FORMAT}" file')
+        raise bad_line(1, f'the first line must be the manifest of a "{FORMAT}" file')
     if record.get("schema_version") != SCHEMA_VERSION:
-        raise _bad(1, f"schema_version {record.get('schema_version')!r} is not supported; this instance reads "
+        raise bad_line(1, f"schema_version {record.get('schema_version')!r} is not supported; this instance reads "
                       f"version {SCHEMA_VERSION}")
     filters = record.get("filters")
     if record.get("kind") not in KINDS or not isinstance(filters, dict) or not isinstance(record.get("source_team"), str):
-        raise _bad(1, "the manifest needs kind (team, workspace or user), filters and source_team")
+        raise bad_line(1, "the manifest needs kind (team, workspace or user), filters and source_team")
     try:
         request = ExportRequest.of(kind=record["kind"], workspace_id=filters.get("workspace_id"),
                                    user_id=filters.get("user_id"))
     except InvalidInput as error:
-        raise _bad(1, f"manifest filters: {error.message}") from None
+        raise bad_line(1, f"manifest filters: {error.message}") from None
     return request, record
-
-
-def import_check(*, principal: Principal, request: ExportRequest) -> None:
-    """Raise AccessDenied unless `principal` may import `request`, Conflict if the target team
-    already holds what the file would bring (see the module docstring)."""
-    _rights_check(principal, request)
-    _collision_check(principal, request)
 
 
 def _rights_check(principal: Principal, request: ExportRequest) -> None:
@@ -183,7 +175,7 @@ class _Importer:
     def resolve(self, line: int, target: str, source_id: int) -> int:
         new = self.ids[target].get(source_id)
         if new is None:
-            raise _bad(line, f"refers to {target} {source_id}, which is not in the file before it")
+            raise bad_line(line, f"refers to {target} {source_id}, which is not in the file before it")
         return new
 
     def add(self, line: int, spec: Spec, record: dict[str, Any]) -> None:
@@ -192,7 +184,7 @@ class _Importer:
         check_rights(self.principal, line, spec.name, values)
         if spec.keyed:
             if record["id"] in self.ids[spec.name] or record["id"] in self.pending:
-                raise _bad(line, f"{spec.name} {record['id']} appears twice")
+                raise bad_line(line, f"{spec.name} {record['id']} appears twice")
             self.pending.add(record["id"])
         row = spec.model(team=self.principal.team, **values)
         for name, target in spec.refs:
@@ -216,7 +208,7 @@ class _Importer:
         """A workspace or user file holds only that owner's rows (the collision check relies on it)."""
         column = {"workspace": "workspace_id", "user": "user_id"}.get(self.request.kind)
         if column and column in values and values[column] != getattr(self.request, column):
-            raise _bad(line, f"{spec.name} of {column} {values[column]!r} in an export of "
+            raise bad_line(line, f"{spec.name} of {column} {values[column]!r} in an export of "
                              f"{self.request.kind} {getattr(self.request, column)!r}")
 
     def _check_links(self, line: int, spec: Spec, row: Any, record: dict[str, Any]) -> None:
@@ -232,7 +224,7 @@ class _Importer:
             check_same_session(line, f"{spec.name} record", session_pk,
                                [(f"{name} {refs[name]}", in_session[refs[name]]) for name in ends])
             if spec.name == "summary" and row.from_message_id > row.to_message_id:
-                raise _bad(line, f"summary record: from_message {refs['from_message']} comes after to_message "
+                raise bad_line(line, f"summary record: from_message {refs['from_message']} comes after to_message "
                                  f"{refs['to_message']}")
         if spec.name == "node" and row.scope == "session":
             check_same_session(line, "node record (session scope)", session_pk,
@@ -247,7 +239,7 @@ class _Importer:
             row.lines = remap_profile_lines(row.lines, self.ids["node"])
             if not isinstance(row.source_node_ids, list) or not all(
                     isinstance(pk, int) and not isinstance(pk, bool) for pk in row.source_node_ids):
-                raise _bad(line, "profile_version record: source_node_ids must be a list of integers")
+                raise bad_line(line, "profile_version record: source_node_ids must be a list of integers")
             row.source_node_ids = [self.ids["node"][pk] for pk in row.source_node_ids if pk in self.ids["node"]]
         elif spec.name == "audit":
             source_node = row.node_id
@@ -304,11 +296,11 @@ class _Importer:
     def start(self, line: int, name: str) -> Spec:
         spec = SPECS.get(name)
         if spec is None:
-            raise _bad(line, f"unknown record type {name!r}")
+            raise bad_line(line, f"unknown record type {name!r}")
         if name not in record_types(self.request.kind):
-            raise _bad(line, f"{name} records do not belong in an export of kind {self.request.kind}")
+            raise bad_line(line, f"{name} records do not belong in an export of kind {self.request.kind}")
         if self.spec is not None and RECORD_TYPES.index(name) < RECORD_TYPES.index(self.spec.name):
-            raise _bad(line, f"{name} records must come before {self.spec.name} records")
+            raise bad_line(line, f"{name} records must come before {self.spec.name} records")
         if spec is not self.spec:
             self.finish_type()
             self.spec = spec
@@ -352,23 +344,23 @@ def _import(principal: Principal, request: ExportRequest, manifest: dict[str, An
         if record is None:
             break
         if end is not None:
-            raise _bad(reader.number, "nothing may follow the end record")
+            raise bad_line(reader.number, "nothing may follow the end record")
         if record["type"] == "end":
             importer.finish_type()
             end, digest = record, reader.digest.hexdigest()
             continue
         if record["type"] == "manifest":
-            raise _bad(reader.number, "a second manifest")
+            raise bad_line(reader.number, "a second manifest")
         importer.add(reader.number, importer.start(reader.number, record["type"]), record)
         if on_line is not None:
             on_line(reader.number)
     if end is None:
-        raise _bad(reader.number + 1, "the file ends before its end record (truncated?)")
+        raise bad_line(reader.number + 1, "the file ends before its end record (truncated?)")
     written = {name: count for name, count in importer.counts.items() if count}
     if {k: v for k, v in (end.get("counts") or {}).items() if v} != written:
-        raise _bad(reader.number, f"the end record's counts {end.get('counts')} differ from the records read {written}")
+        raise bad_line(reader.number, f"the end record's counts {end.get('counts')} differ from the records read {written}")
     if end.get("sha256") != digest:
-        raise _bad(reader.number, "the checksum does not match: the file was changed or cut after export")
+        raise bad_line(reader.number, "the checksum does not match: the file was changed or cut after export")
     if any(name == "budget_policy" for name in written):
         policy = SPECS["budget_policy"].model.objects.filter(team=team, workspace_id="").first()
         if policy is not None:
