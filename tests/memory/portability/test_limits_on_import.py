@@ -4,13 +4,11 @@ IMPORT_TEXT_MAX, IMPORT_LIST_MAX): a file cannot bring in what the API would ref
 import pytest
 
 from memory import limits
-from tests.memory.portability.test_bad_files import _edit, _refused
+from tests.memory.portability.conftest import edit, export_bytes, refused
 
 
 @pytest.fixture
 def exported(filled):
-    from tests.memory.portability.conftest import export_bytes
-
     return export_bytes(filled)
 
 
@@ -27,8 +25,8 @@ def exported(filled):
 ])
 def test_an_imported_record_over_its_write_path_limit_is_refused_and_nothing_stored(exported, target, record, field,
                                                                                      value, message):
-    data = _edit(exported, record, lambda r: r["fields"].update({field: value}))
-    _refused(target, data, rf"line \d+: {record} record: {field} .*{message}")
+    data = edit(exported, record, lambda r: r["fields"].update({field: value}))
+    refused(target, data, rf"line \d+: {record} record: {field} .*{message}")
 
 
 def test_every_import_limit_names_a_field_the_record_type_has():
