@@ -31,6 +31,7 @@ eval: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py evaluate locomo --json var/eval-locomo.json
 	$(PY) manage.py evaluate madial --json var/eval-madial.json
+	$(PY) manage.py evaluate madial --semantic --json var/eval-madial-semantic.json
 
 replay-locomo: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
