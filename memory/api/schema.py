@@ -54,14 +54,29 @@ def add_error_responses(result, generator, request, public):
     return result
 
 
+def _not_replayed(generator) -> set[tuple[str, str]]:
+    """(path, method) of the writes whose view ignores Idempotency-Key (`replays = False`)."""
+    return {(path, method.lower()) for path, _regex, method, callback in generator.endpoints or ()
+            if not getattr(getattr(callback, "cls", None), "replays", True)}
+
+
 def add_idempotency_key(result, generator, request, public):
-    for method, operation in _api_operations(result):
-        if method.upper() not in WRITE_METHODS:
+    """Document the header, the 422 and the replay header on the writes that honour the key only:
+    the POSTs that only read (context, search, get, simulate) and the import ignore it."""
+    ignored = _not_replayed(generator)
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
             continue
-        operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
-        responses = operation.setdefault("responses", {})
-        responses.setdefault("422", KEY_REUSED_RESPONSE)
-        for status, response in responses.items():
-            if status.startswith("2"):
-                response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER
+        for method, operation in operations.items():
+            if method.upper() in WRITE_METHODS and (path, method) not in ignored:
+                _document_idempotency(operation)
     return result
+
+
+def _document_idempotency(operation) -> None:
+    operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
+    responses = operation.setdefault("responses", {})
+    responses.setdefault("422", KEY_REUSED_RESPONSE)
+    for status, response in responses.items():
+        if status.startswith("2"):
+            response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER
