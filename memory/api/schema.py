@@ -1,8 +1,47 @@
-"""OpenAPI post-processing (R-API): every operation documents the one error shape, and every
-write documents the Idempotency-Key header."""
+"""The OpenAPI document says what the server accepts (R-API): every operation documents the one
+error shape, the writes that honour it the Idempotency-Key header; request bodies are closed
+(unknown fields are a 400) and identity fields carry their rule. Found wanting by fuzzing
+(tests/fuzz): a schema looser than the server sends clients into 400s it never warned of."""
+
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import build_basic_type
+from drf_spectacular.types import OpenApiTypes
 
 from memory.api.base import IDEMPOTENCY_HEADER, REPLAYED_HEADER, WRITE_METHODS
-from memory.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_HOURS
+from memory.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_HOURS, IDENTITY_MAX
+
+IDENTITY_FORMAT = "identity"
+IDENTITY_DESCRIPTION = (
+    f"An agent-chosen id: 1–{IDENTITY_MAX} printable characters (Python's str.isprintable: no control, format, "
+    "private-use or unassigned characters, no white space but the plain space), not starting or ending with a "
+    "space, not '.' or '..'."
+)
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    """A StrictSerializer refuses unknown fields (400), so its request body is closed."""
+
+    target_class = "memory.api.serializers.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
+class IdentityFieldScheme(OpenApiSerializerFieldExtension):
+    """workspace_id, user_id, session_id: the rule of memory.validation.identity_problem."""
+
+    target_class = "memory.api.fields.IdentityField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = build_basic_type(OpenApiTypes.STR)
+        schema.update({"maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT, "description": IDENTITY_DESCRIPTION})
+        if self.target.required:
+            schema["minLength"] = 1
+        return schema
 
 ERROR_STATUSES = {
     "400": "Invalid input (the fields say which)",
@@ -51,6 +90,29 @@ def add_error_responses(result, generator, request, public):
         for status, description in ERROR_STATUSES.items():
             responses.setdefault(status, {"description": description,
                                           "content": {"application/json": {"schema": ERROR_REFERENCE}}})
+    return result
+
+
+IDENTITY_NAMES = ("workspace_id", "user_id", "session_id")
+
+
+def add_identity_rules(result, generator, request, public):
+    """Path and query parameters named like an identity field follow its rule (the views check
+    them with memory.validation.identity_problem), whatever serializer or converter read them."""
+    for _method, operation in _api_operations(result):
+        for parameter in operation.get("parameters", []):
+            schema = parameter.get("schema", {})
+            if parameter["name"] not in IDENTITY_NAMES or schema.get("format") == IDENTITY_FORMAT:
+                continue
+            if "oneOf" in schema:  # drf-spectacular's optional identity: the rule, or ""
+                continue
+            rule = {"type": "string", "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT}
+            if parameter["in"] == "path":
+                rule["minLength"] = 1
+            elif "default" in schema:
+                rule["default"] = schema["default"]
+            parameter["schema"] = rule
+            parameter.setdefault("description", IDENTITY_DESCRIPTION)
     return result
 
 
