@@ -154,7 +154,7 @@ PROBES = [
     page("dashboard:schema", "get", "/schema", viewer=403, editor=200, admin=200, outsider=200),
     page("dashboard:schema", "post", "/schema", {"kind": "synonym", "action": "save", "synonym-synonym": "probing",
                                                  "synonym-key": "probe"},
-         viewer=403, editor=403, admin=200, outsider=200),
+         viewer=403, editor=403, admin=302, outsider=302),
     page("dashboard:team_switch", "post", "/team", {"team": "acme"}, viewer=302, editor=302, admin=302,
          outsider=403),
     # Logging in and out: last, since logging out ends the session the probes above ran in.
