@@ -112,6 +112,9 @@ def url_patterns(patterns=None, namespace: str = ""):
 
 def test_every_url_pattern_of_the_site_has_probes():
     names = {name for name, _pattern in url_patterns()}
+    pairs = {(probe.pattern, probe.method) for probe in PROBES}
+    print(f"\nprobe table: {len(names)} URL patterns, {len(pairs)} pattern × method pairs, {len(PRINCIPALS)} principals "
+          f"= {len(PROBES) * len(PRINCIPALS)} probes")
     assert names - {probe.pattern for probe in PROBES} == set(), "add probes for these URL patterns"
     assert {probe.pattern for probe in PROBES} - names == set(), "probes for URL patterns that no longer exist"
 
@@ -126,7 +129,7 @@ def test_each_principal_gets_the_expected_status_everywhere_and_no_data_it_may_n
     client = client_for(world, principal)
     ids = world["ids"]
     before = fingerprint(world["team"])
-    wrong, leaks = [], []
+    wrong, leaks, seen = [], [], 0
     for probe in PROBES:
         response = send(client, probe, ids)
         expected = probe.expect[principal]
@@ -134,12 +137,16 @@ def test_each_principal_gets_the_expected_status_everywhere_and_no_data_it_may_n
         if response.status_code not in allowed:
             wrong.append((probe.pattern, probe.method, probe.url, response.status_code, expected,
                           _text(response)[:200]))
+        seen += WS_CANARY in _text(response)
         marker = FORBIDDEN.get(principal)
         if marker and marker in _text(response):
             leaks.append((probe.pattern, probe.method, probe.url, _text(response)[:300]))
+    print(f"\nprobes as {principal}: {len(PROBES)} requests, {len(wrong)} unexpected statuses, {len(leaks)} leaks")
     assert wrong == [], "\n".join([f"{len(wrong)} of {len(PROBES)} probes answered otherwise than the table says "
                                     "(pattern, method, url, got, expected, body):", *map(repr, wrong)])
     assert leaks == [], "\n".join(map(repr, leaks))
+    if principal not in FORBIDDEN:  # the probes reach team A's data: its members see the canaries
+        assert seen >= 15, seen
     if principal in FORBIDDEN and principal != "other_ws":  # nothing outside team A changed team A's rows
         assert fingerprint(world["team"]) == before
 
@@ -156,7 +163,7 @@ def test_a_method_the_table_does_not_probe_is_refused_with_405(world):
     client = client_for(world, "admin")
     probed = {(probe.pattern, probe.method) for probe in PROBES}
     patterns = {probe.pattern: probe for probe in PROBES}
-    unexpected = []
+    unexpected, checked = [], 0
     for name, probe in patterns.items():
         if name in ("login", "logout"):  # Django's: a login redirects any method; logout ends the session
             continue
@@ -164,6 +171,8 @@ def test_a_method_the_table_does_not_probe_is_refused_with_405(world):
             if (name, method) in probed:
                 continue
             status = send(client, probe, world["ids"], method=method).status_code
+            checked += 1
             if status not in (405, 404 if name in ("api-unknown", "^api(/v1)?$") else 405):
                 unexpected.append((name, method, status))
+    print(f"\nunprobed methods tried: {checked}, not refused: {len(unexpected)}")
     assert unexpected == [], "\n".join(map(repr, unexpected))
