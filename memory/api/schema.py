@@ -37,10 +37,11 @@ class IdentityFieldScheme(OpenApiSerializerFieldExtension):
     target_class = "memory.api.fields.IdentityField"
 
     def map_serializer_field(self, auto_schema, direction):
+        # At least one character even when optional: drf-spectacular offers "" as the other branch
+        # of a oneOf, and "" must match exactly one of them.
         schema = build_basic_type(OpenApiTypes.STR)
-        schema.update({"maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT, "description": IDENTITY_DESCRIPTION})
-        if self.target.required:
-            schema["minLength"] = 1
+        schema.update({"minLength": 1, "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT,
+                       "description": IDENTITY_DESCRIPTION})
         return schema
 
 ERROR_STATUSES = {
@@ -106,11 +107,11 @@ def add_identity_rules(result, generator, request, public):
                 continue
             if "oneOf" in schema:  # drf-spectacular's optional identity: the rule, or ""
                 continue
-            rule = {"type": "string", "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT}
-            if parameter["in"] == "path":
-                rule["minLength"] = 1
-            elif "default" in schema:
-                rule["default"] = schema["default"]
+            rule = {"type": "string", "minLength": 1, "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT}
+            if not parameter.get("required"):  # as drf-spectacular draws an optional one: the rule, or ""
+                rule = {"oneOf": [rule, {"type": "string", "maxLength": 0}]}
+                if "default" in schema:
+                    rule["default"] = schema["default"]
             parameter["schema"] = rule
             parameter.setdefault("description", IDENTITY_DESCRIPTION)
     return result

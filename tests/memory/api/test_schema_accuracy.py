@@ -71,9 +71,12 @@ def test_every_identity_field_a_client_sends_carries_the_identity_rule(schema):
     found = list(identity_inputs(schema))
     assert len(found) >= 60
     for where, item, required in found:
-        rule = item["oneOf"][0] if "oneOf" in item else item  # optional: the rule, or ""
-        assert (rule["format"], rule["maxLength"]) == ("identity", IDENTITY_MAX), where
-        assert rule.get("minLength", 0) == (1 if required else 0), where
+        if required:
+            rule = item
+        else:  # the rule, or "" (absent): exactly one branch matches any value
+            assert "oneOf" in item and item["oneOf"][1] == {"type": "string", "maxLength": 0}, where
+            rule = item["oneOf"][0]
+        assert (rule["format"], rule["minLength"], rule["maxLength"]) == ("identity", 1, IDENTITY_MAX), where
 
 
 @pytest.mark.parametrize("value", ["tab\there", "x" * (IDENTITY_MAX + 1), " padded", "私\u200b"])
