@@ -13,12 +13,14 @@ import json
 import logging
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import schemathesis
-from django.core.signals import got_request_exception
+from django.core.signals import got_request_exception, request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
@@ -103,6 +105,21 @@ class Report:
         return "\n".join(lines)
 
 
+@contextmanager
+def test_connection_kept():
+    """Requests go through the real WSGI handler, whose request signals close "obsolete"
+    connections; inside a test transaction the test's own looks obsolete, and on PostgreSQL
+    closing it ends the test. Django's test client disconnects the same receivers per request
+    (and connects them again after, so this wraps every batch of requests)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
 def identity_values() -> st.SearchStrategy[str]:
     """Valid values of the schema's `identity` format (memory.api.schema): printable, trimmed."""
     return st.text(min_size=1, max_size=IDENTITY_MAX).filter(lambda value: identity_problem(value) is None)
@@ -114,7 +131,8 @@ def load_schema():
     schemathesis.serializer.alias("application/x-ndjson", "text/plain")
     schemathesis.openapi.format(IDENTITY_FORMAT, identity_values())
     app = get_wsgi_application()
-    return app, schemathesis.openapi.from_wsgi(SCHEMA_PATH, app)
+    with test_connection_kept():
+        return app, schemathesis.openapi.from_wsgi(SCHEMA_PATH, app)
 
 
 def _aim(case, targets: dict[str, Any]) -> bool:
@@ -216,12 +234,13 @@ def fuzz(*, schema, passes: list[tuple[Caller, GenerationMode]], examples: int, 
     level = logger.level
     logger.setLevel(logging.ERROR)  # thousands of 4xx warnings are the point of the run; 5xx still show
     try:
-        for caller, mode in passes:
-            for operation in operations:
-                if only and only not in operation.path:
-                    continue
-                fuzz_operation(operation, caller, mode, examples=examples, fuzz_seed=fuzz_seed, targets=targets,
-                               report=report)
+        with test_connection_kept():
+            for caller, mode in passes:
+                for operation in operations:
+                    if only and only not in operation.path:
+                        continue
+                    fuzz_operation(operation, caller, mode, examples=examples, fuzz_seed=fuzz_seed,
+                                   targets=targets, report=report)
     finally:
         logger.setLevel(level)
     report.seconds = time.monotonic() - started
