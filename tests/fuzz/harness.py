@@ -85,6 +85,7 @@ class Report:
             "status_counts": dict(sorted(self.statuses.items())),
             "server_errors": sum(self.server_errors.values()), "schema_violations": sum(self.violations.values()),
             "leaks": sum(self.leaks.values()), "seconds": round(self.seconds, 1),
+            "schema_valid_refused_400": dict(self.valid_refused.most_common()),
             "findings": {**self.server_errors, **self.violations, **self.leaks}, "examples": self.examples,
         }
 
@@ -106,7 +107,7 @@ class Report:
 
 
 @contextmanager
-def test_connection_kept():
+def connection_kept():
     """Requests go through the real WSGI handler, whose request signals close "obsolete"
     connections; inside a test transaction the test's own looks obsolete, and on PostgreSQL
     closing it ends the test. Django's test client disconnects the same receivers per request
@@ -131,7 +132,7 @@ def load_schema():
     schemathesis.serializer.alias("application/x-ndjson", "text/plain")
     schemathesis.openapi.format(IDENTITY_FORMAT, identity_values())
     app = get_wsgi_application()
-    with test_connection_kept():
+    with connection_kept():
         return app, schemathesis.openapi.from_wsgi(SCHEMA_PATH, app)
 
 
@@ -234,7 +235,7 @@ def fuzz(*, schema, passes: list[tuple[Caller, GenerationMode]], examples: int, 
     level = logger.level
     logger.setLevel(logging.ERROR)  # thousands of 4xx warnings are the point of the run; 5xx still show
     try:
-        with test_connection_kept():
+        with connection_kept():
             for caller, mode in passes:
                 for operation in operations:
                     if only and only not in operation.path:
