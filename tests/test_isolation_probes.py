@@ -132,15 +132,15 @@ def test_each_principal_gets_the_expected_status_everywhere_and_no_data_it_may_n
     wrong, leaks, seen = [], [], 0
     for probe in PROBES:
         response = send(client, probe, ids)
+        text = _text(response)  # once: a streamed export is consumed by reading it
         expected = probe.expect[principal]
         allowed = expected if isinstance(expected, tuple) else (expected,)
         if response.status_code not in allowed:
-            wrong.append((probe.pattern, probe.method, probe.url, response.status_code, expected,
-                          _text(response)[:200]))
-        seen += WS_CANARY in _text(response)
+            wrong.append((probe.pattern, probe.method, probe.url, response.status_code, expected, text[:200]))
+        seen += WS_CANARY in text
         marker = FORBIDDEN.get(principal)
-        if marker and marker in _text(response):
-            leaks.append((probe.pattern, probe.method, probe.url, _text(response)[:300]))
+        if marker and marker in text:
+            leaks.append((probe.pattern, probe.method, probe.url, text[:300]))
     print(f"\nprobes as {principal}: {len(PROBES)} requests, {len(wrong)} unexpected statuses, {len(leaks)} leaks")
     assert wrong == [], "\n".join([f"{len(wrong)} of {len(PROBES)} probes answered otherwise than the table says "
                                     "(pattern, method, url, got, expected, body):", *map(repr, wrong)])
