@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security backup-check ops-check clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check fuzz probes clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -48,6 +48,15 @@ backup-check: $(STAMP)
 # gunicorn, a Celery worker with beat, PostgreSQL and Redis for real: health states, metrics, logs.
 ops-check: $(STAMP)
 	$(PY) deploy/ops_check.py
+
+# The figures of docs/reliability/fuzzing.md: 10,000+ fuzzed requests (var/fuzz-report.json), then the probes.
+fuzz: $(STAMP)
+	MEMORY_FUZZ_EXAMPLES=50 MEMORY_FUZZ_MIN_REQUESTS=10000 MEMORY_FUZZ_VERBOSE=40 MEMORY_FUZZ_REPORT=var/fuzz-report.json \
+		$(PY) -m pytest -q -s -p no:randomly tests/fuzz/test_fuzz_api.py
+	$(MAKE) --no-print-directory probes
+
+probes: $(STAMP)
+	$(PY) -m pytest -q -s -p no:randomly tests/test_isolation_probes.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

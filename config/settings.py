@@ -273,6 +273,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.add_error_responses",
         "memory.api.schema.add_idempotency_key",
+        "memory.api.schema.add_identity_rules",
     ],
 }
 

@@ -39,6 +39,7 @@ class MemoryConfig(AppConfig):
         from django.urls import register_converter
 
         from config.converters import IdConverter
+        from memory.api import schema  # noqa: F401 - registers the OpenAPI extensions
 
         # `<id:…>` in every URL configuration: ids a 64-bit column can hold, else no match.
         register_converter(IdConverter, "id")

@@ -1,10 +1,37 @@
 """Rules shared by every write path: storable text, bounded JSON, identity strings (R-API, S18)."""
 
 import math
+from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.dateparse import parse_datetime
+
 from memory.errors import InvalidInput
-from memory.limits import IDENTITY_MAX, JSON_DEPTH_MAX
+from memory.limits import DATETIME_YEARS, IDENTITY_MAX, JSON_DEPTH_MAX
+
+
+def parse_utc_datetime(value: Any) -> tuple[datetime | None, str]:
+    """An ISO 8601 time with a UTC offset, in UTC: (time, ""), or (None, why) with why one of
+    "invalid" (not such a string, or no such date), "naive" (no offset) and "range" (outside
+    DATETIME_YEARS in UTC). Every time a client sends is stored in UTC: PostgreSQL refuses
+    offsets of 16 hours or more, which Python and ISO 8601 allow (up to 23:59)."""
+    if not isinstance(value, str):
+        return None, "invalid"
+    try:
+        parsed = parse_datetime(value.strip())
+    except ValueError:  # a well-formed string naming no such date, or an offset of a day or more
+        return None, "invalid"
+    if parsed is None:
+        return None, "invalid"
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        return None, "naive"
+    try:
+        in_utc = parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None, "range"
+    if not DATETIME_YEARS[0] <= in_utc.year <= DATETIME_YEARS[1]:
+        return None, "range"
+    return in_utc, ""
 
 
 def text_problem(value: str) -> str | None:

@@ -4,14 +4,12 @@ DRF's defaults accept "12" for an integer, 1 for a boolean and 12 for a string; 
 sending those has a bug worth hearing about.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from memory.limits import CATEGORY_PREFIX_MAX, DATETIME_YEARS, ID_MAX, IDENTITY_MAX, NODE_LIST_ITEM_MAX, NODE_LIST_ITEMS_MAX
-from memory.validation import identity_problem
+from memory.validation import identity_problem, parse_utc_datetime
 
 
 class StrictCharField(serializers.CharField):
@@ -60,22 +58,10 @@ class AwareDateTimeField(serializers.DateTimeField):
     }
 
     def to_internal_value(self, value) -> datetime:
-        if not isinstance(value, str):
-            self.fail("invalid")
-        try:
-            parsed = parse_datetime(value.strip())
-        except ValueError:
-            parsed = None
+        """The time in UTC (memory.validation.parse_utc_datetime)."""
+        parsed, problem = parse_utc_datetime(value)
         if parsed is None:
-            self.fail("invalid")
-        if timezone.is_naive(parsed):
-            self.fail("naive")
-        try:
-            in_utc = parsed.astimezone(UTC)
-        except (OverflowError, ValueError):
-            self.fail("range")
-        if not DATETIME_YEARS[0] <= in_utc.year <= DATETIME_YEARS[1]:
-            self.fail("range")
+            self.fail(problem)
         return parsed
 
 

@@ -1,8 +1,48 @@
-"""OpenAPI post-processing (R-API): every operation documents the one error shape, and every
-write documents the Idempotency-Key header."""
+"""The OpenAPI document says what the server accepts (R-API): every operation documents the one
+error shape, the writes that honour it the Idempotency-Key header; request bodies are closed
+(unknown fields are a 400) and identity fields carry their rule. Found wanting by fuzzing
+(tests/fuzz): a schema looser than the server sends clients into 400s it never warned of."""
+
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import build_basic_type
+from drf_spectacular.types import OpenApiTypes
 
 from memory.api.base import IDEMPOTENCY_HEADER, REPLAYED_HEADER, WRITE_METHODS
-from memory.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_HOURS
+from memory.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_HOURS, IDENTITY_MAX
+
+IDENTITY_FORMAT = "identity"
+IDENTITY_DESCRIPTION = (
+    f"An agent-chosen id: 1–{IDENTITY_MAX} printable characters (Python's str.isprintable: no control, format, "
+    "private-use or unassigned characters, no white space but the plain space), not starting or ending with a "
+    "space, not '.' or '..'."
+)
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    """A StrictSerializer refuses unknown fields (400), so its request body is closed."""
+
+    target_class = "memory.api.serializers.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
+class IdentityFieldScheme(OpenApiSerializerFieldExtension):
+    """workspace_id, user_id, session_id: the rule of memory.validation.identity_problem."""
+
+    target_class = "memory.api.fields.IdentityField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        # At least one character even when optional: drf-spectacular offers "" as the other branch
+        # of a oneOf, and "" must match exactly one of them.
+        schema = build_basic_type(OpenApiTypes.STR)
+        schema.update({"minLength": 1, "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT,
+                       "description": IDENTITY_DESCRIPTION})
+        return schema
 
 ERROR_STATUSES = {
     "400": "Invalid input (the fields say which)",
@@ -57,14 +97,52 @@ def add_error_responses(result, generator, request, public):
     return result
 
 
-def add_idempotency_key(result, generator, request, public):
-    for method, operation in _api_operations(result):
-        if method.upper() not in WRITE_METHODS:
-            continue
-        operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
-        responses = operation.setdefault("responses", {})
-        responses.setdefault("422", KEY_REUSED_RESPONSE)
-        for status, response in responses.items():
-            if status.startswith("2"):
-                response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER
+IDENTITY_NAMES = ("workspace_id", "user_id", "session_id")
+
+
+def add_identity_rules(result, generator, request, public):
+    """Path and query parameters named like an identity field follow its rule (the views check
+    them with memory.validation.identity_problem), whatever serializer or converter read them."""
+    for _method, operation in _api_operations(result):
+        for parameter in operation.get("parameters", []):
+            schema = parameter.get("schema", {})
+            if parameter["name"] not in IDENTITY_NAMES or schema.get("format") == IDENTITY_FORMAT:
+                continue
+            if "oneOf" in schema:  # drf-spectacular's optional identity: the rule, or ""
+                continue
+            rule = {"type": "string", "minLength": 1, "maxLength": IDENTITY_MAX, "format": IDENTITY_FORMAT}
+            if not parameter.get("required"):  # as drf-spectacular draws an optional one: the rule, or ""
+                rule = {"oneOf": [rule, {"type": "string", "maxLength": 0}]}
+                if "default" in schema:
+                    rule["default"] = schema["default"]
+            parameter["schema"] = rule
+            parameter.setdefault("description", IDENTITY_DESCRIPTION)
     return result
+
+
+def _not_replayed(generator) -> set[tuple[str, str]]:
+    """(path, method) of the writes whose view ignores Idempotency-Key (`replays = False`)."""
+    return {(path, method.lower()) for path, _regex, method, callback in generator.endpoints or ()
+            if not getattr(getattr(callback, "cls", None), "replays", True)}
+
+
+def add_idempotency_key(result, generator, request, public):
+    """Document the header, the 422 and the replay header on the writes that honour the key only:
+    the POSTs that only read (context, search, get, simulate) and the import ignore it."""
+    ignored = _not_replayed(generator)
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for method, operation in operations.items():
+            if method.upper() in WRITE_METHODS and (path, method) not in ignored:
+                _document_idempotency(operation)
+    return result
+
+
+def _document_idempotency(operation) -> None:
+    operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
+    responses = operation.setdefault("responses", {})
+    responses.setdefault("422", KEY_REUSED_RESPONSE)
+    for status, response in responses.items():
+        if status.startswith("2"):
+            response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER

@@ -17,17 +17,16 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models
-from django.utils.dateparse import parse_datetime
 
 from memory.capture_models import CaptureJob
 from memory.errors import InvalidInput
 from memory.instruction_models import PinnedInstructions
-from memory.limits import DATETIME_YEARS, ID_MAX, IMPORT_LIST_MAX, IMPORT_TEXT_MAX, NODE_SOURCES_MAX
+from memory.limits import ID_MAX, IMPORT_LIST_MAX, IMPORT_TEXT_MAX, NODE_SOURCES_MAX
 from memory.models import AuditEvent, Message, Node, Session, Summary
 from memory.policy_models import BudgetPolicy
 from memory.profile_models import UserProfile, UserProfileVersion
 from memory.schema_rules import Category, KeySynonym, SchemaRule, ValueRule
-from memory.validation import first_json_problem, text_problem
+from memory.validation import first_json_problem, parse_utc_datetime, text_problem
 from memory.working_models import WorkingMemory
 
 FORMAT = "memory-export"
@@ -136,10 +135,10 @@ def _problem(field: models.Field, value: Any) -> str | None:
         low = 0 if isinstance(field, (models.PositiveIntegerField, models.PositiveSmallIntegerField)) else -ID_MAX
         return None if low <= value <= ID_MAX else "is out of range"
     if isinstance(field, models.DateTimeField):
-        parsed = parse_datetime(value) if isinstance(value, str) else None
-        if parsed is None or parsed.tzinfo is None:
-            return "must be an ISO 8601 time with a UTC offset"
-        return None if DATETIME_YEARS[0] <= parsed.year <= DATETIME_YEARS[1] else "is out of range"
+        parsed, problem = parse_utc_datetime(value)
+        if problem == "range":
+            return "is out of range"
+        return None if parsed is not None else "must be an ISO 8601 time with a UTC offset"
     if isinstance(field, (models.CharField, models.TextField)):
         if not isinstance(value, str):
             return "must be a string"
@@ -213,7 +212,7 @@ def check_record(spec: Spec, record: dict[str, Any], where: str) -> dict[str, An
         problem = _problem(field, value) or _limit_problem(f"{spec.name}.{name}", value)
         if problem:
             raise bad(f"{name} {problem}")
-        values[name] = parse_datetime(value) if isinstance(field, models.DateTimeField) and value else value
+        values[name] = parse_utc_datetime(value)[0] if isinstance(field, models.DateTimeField) and value else value
     for name, _ in spec.refs:
         value = record["refs"][name]
         if not (value is None and name in spec.nullable_refs) and not _reference(value):

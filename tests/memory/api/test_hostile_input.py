@@ -2,6 +2,7 @@
 nothing stored (R-API: never a 500 for anything a client sends)."""
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.urls import reverse
@@ -109,3 +110,24 @@ def test_any_field_of_a_governance_write_set_to_anything_is_never_a_500(agent_cl
             suffix = "" if method == "delete" else "/restore"
             response = getattr(agent_client, method)(f"/api/v1/nodes/{node_id}{suffix}?mode=\u0000")
             assert response.status_code in (400, 404), (node_id, method, response.status_code)
+
+
+@pytest.mark.parametrize("offset", ["+17:27", "-16:00", "+23:59"])
+def test_a_time_with_an_offset_postgresql_cannot_store_is_kept_in_utc(agent_client, offset):
+    """ISO 8601 allows offsets up to 23:59, PostgreSQL up to 15:59: every time a client sends is
+    stored in UTC (memory.validation.parse_utc_datetime; found by fuzzing on PostgreSQL)."""
+    body = {"session_id": "s1", "role": "user", "content": "x", "occurred_at": f"2030-01-03T05:52:55{offset}"}
+    response = agent_client.post(MESSAGES, body, format="json")
+    assert response.status_code == 201, response.content
+    sign = 1 if offset[0] == "+" else -1
+    expected = datetime(2030, 1, 3, 5, 52, 55, tzinfo=UTC) - sign * timedelta(hours=int(offset[1:3]),
+                                                                             minutes=int(offset[4:6]))
+    assert Message.objects.get().occurred_at == expected
+
+
+@pytest.mark.parametrize("value", ["2025-13-01T00:00:00Z", "2025-01-01T00:00:00+25:00", "9999-12-31T23:00:00-05:00"])
+def test_a_time_naming_no_date_or_beyond_the_range_is_a_400(agent_client, value):
+    body = {"session_id": "s1", "role": "user", "content": "x", "occurred_at": value}
+    response = agent_client.post(MESSAGES, body, format="json")
+    assert response.status_code == 400 and "occurred_at" in response.json()["error"]["fields"]
+    assert Message.objects.count() == 0

@@ -1,10 +1,12 @@
 """A bad file is refused with a clear error naming the line, and nothing is stored."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from memory.errors import AccessDenied, Conflict
+from memory.models import Message
 from memory.services.portability import import_ as importer
 from tests.memory.portability.conftest import edit, export_bytes, import_bytes, lines_of, refused, reseal, stored
 
@@ -112,3 +114,21 @@ def test_an_id_given_twice_is_refused(exported, target):
     second["id"] = json.loads(lines[nodes[0]])["id"]
     lines[nodes[1]] = (json.dumps(second, ensure_ascii=False) + "\n").encode()
     refused(target, reseal(lines), rf"line {nodes[1] + 1}: node \d+ appears twice")
+
+
+
+@pytest.mark.parametrize("value", ["2025-13-01T00:00:00Z", "2025-01-01T00:00:00+25:00"])
+def test_a_time_naming_no_date_is_refused_not_a_crash(exported, target, value):
+    def change(record):
+        record["fields"]["created_at"] = value
+
+    refused(target, edit(exported, "message", change), "created_at must be an ISO 8601 time with a UTC offset")
+
+
+def test_a_time_with_an_offset_postgresql_cannot_store_is_imported_in_utc(exported, target):
+    def change(record):
+        record["fields"]["created_at"] = "2030-01-03T05:52:55+17:27"
+
+    import_bytes(target, edit(exported, "message", change))
+    times = set(Message.objects.filter(team=target.team).values_list("created_at", flat=True))
+    assert datetime(2030, 1, 2, 12, 25, 55, tzinfo=UTC) in times
