@@ -45,7 +45,8 @@ def summarize(records: list[dict], seconds: float) -> dict:
 
 
 def table(summary: dict) -> str:
-    lines = ["| operation | requests | per second | p50 ms | p95 ms | p99 ms | max ms | errors |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| operation | requests | per second | p50 ms | p95 ms | p99 ms | max ms | errors |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, row in summary.items():
         lines.append(f"| {name} | {row['requests']} | {row['per_second']} | {row['p50']} | {row['p95']} | {row['p99']}"
                      f" | {row['max']} | {row['errors']} |")

@@ -9,7 +9,7 @@ whether an error answer had the API's JSON error shape), LOAD_TIMEOUT (seconds b
 counts as hung, default 15).
 """
 
-import itertools
+import itertools  # task methods are do_*: User.context() is locust's own
 import json
 import os
 import random
@@ -46,22 +46,22 @@ class Agent(FastHttpUser):
         self.client.post(path, json=body, headers=self.headers, name=name)
 
     @task(40)
-    def append(self) -> None:
+    def do_append(self) -> None:
         self.call("append", "/api/v1/messages", {**self.owner, "role": random.choice(["user", "user", "assistant"]),
                                                  "content": random.choice(SAID)})
 
     @task(30)
-    def context(self) -> None:
+    def do_context(self) -> None:
         self.call("context", "/api/v1/context", {**self.owner, "query": random.choice(QUERIES)})
 
     @task(10)
-    def propose(self) -> None:
+    def do_propose(self) -> None:
         number = next(self.notes)
         self.call("propose", "/api/v1/memory/propose", {**self.owner, "operation": "create", "node": {
             "scope": "session", "type": "fact", "key": f"note_{number}", "value_json": number, "title": f"第{number}条笔记"}})
 
     @task(20)
-    def search(self) -> None:
+    def do_search(self) -> None:
         self.call("search", "/api/v1/memory/search", {**self.owner, "query_text": random.choice(QUERIES), "limit": 10})
 
 

@@ -92,37 +92,48 @@ class Redis:
 
 
 class FakeModel:
-    """An OpenAI-compatible /chat/completions that waits `delay` seconds, then answers one
-    session-scope fact per capture window (key fault_note_<first message id>) and a summary."""
+    """An OpenAI-compatible /chat/completions that waits `delay` seconds, then answers. For an
+    extraction window it proposes one session-scope fact, key fault_note_<first message id>,
+    citing the window's first user message; `extractions` counts the calls per window."""
 
     def __init__(self) -> None:
         self.delay = 0.0
-        self.calls = 0
+        self.extractions: dict[int, int] = {}
         model = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - the http.server hook
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                model.calls += 1
-                time.sleep(model.delay)
-                prompt = body["messages"][-1]["content"]
-                ids = [int(i) for i in re.findall(r'"id":\s*(\d+)', prompt)]
                 answer = {"summary": "对话摘要", "operations": []}
-                if ids:
-                    answer["operations"] = [{"operation": "create", "node": {
-                        "scope": "session", "type": "fact", "key": f"fault_note_{min(ids)}", "value_json": min(ids),
-                        "title": f"fault note {min(ids)}", "source_message_ids": [min(ids)]}}]
+                try:
+                    prompt = json.loads(body["messages"][-1]["content"])
+                except (ValueError, KeyError, IndexError, TypeError):
+                    prompt = {}
+                messages = prompt.get("messages") or [] if "active_memories" in prompt else []
+                if messages:
+                    window = messages[0]["id"]
+                    model.extractions[window] = model.extractions.get(window, 0) + 1
+                    said = [m["id"] for m in messages if m.get("role") == "user"]
+                    if said:
+                        answer["operations"] = [{"operation": "create", "node": {
+                            "scope": "session", "type": "fact", "key": f"fault_note_{window}", "value_json": window,
+                            "title": f"fault note {window}", "source_message_ids": [said[0]]}}]
+                time.sleep(model.delay)
                 data = json.dumps({"choices": [{"message": {"content": json.dumps(answer)}}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:  # the worker was killed while it waited: expected in scenario c
+                    pass
 
             def log_message(self, *args) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", LLM_PORT), Handler)
+        self.url = f"http://127.0.0.1:{LLM_PORT}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -132,7 +143,7 @@ class FakeModel:
 def environment(pg: Postgres, **overrides: str) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": pg.url(), "CELERY_BROKER_URL": f"redis://127.0.0.1:{REDIS_PORT}/0",
            "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "false", "SECRET_KEY": "faults-" + "x" * 44,
-           "ALLOWED_HOSTS": "127.0.0.1,localhost", "GUNICORN_BIND": f"127.0.0.1:{WEB_PORT}",
+           "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver", "GUNICORN_BIND": f"127.0.0.1:{WEB_PORT}",
            "MEMORY_LOG_FORMAT": "json", "LOG_LEVEL": "warning", "CONN_MAX_AGE": "60",
            # 50 agents share one key here; the throttle still runs on every call, it never refuses.
            "MEMORY_RATE_KEY": "100000/min", "MEMORY_HEARTBEAT_EVERY": "5"}

@@ -289,7 +289,10 @@ CELERY_TASK_ALWAYS_EAGER = not _BROKER
 CELERY_BROKER_URL = _BROKER or "memory://localhost//"  # eager: nothing is published; a host, or kombu warns it guessed one
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = 0  # a publish that cannot reach the broker fails at once; the sweep retries
+# None: a worker that loses the broker reconnects for ever (0 made it exit with "Unrecoverable
+# error" on the first Redis restart). Publishing fails fast all the same: the transport options
+# below (max_retries 0) govern the web side's connection, and the sweep retries the job.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # Publishing takes well under a millisecond on loopback: a broker that hangs costs the agent's
 # call at most half a second, then the job waits in the database for the sweep.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 0.5, "socket_timeout": 0.5}
