@@ -54,6 +54,11 @@ def under_load(key: str, seconds: int, name: str, inject) -> list[dict]:
     return read_log(log)
 
 
+def figures_of(rows: list[dict]) -> dict:
+    """Requests, errors and latencies of a phase (no rate: phases differ in length)."""
+    return {key: value for key, value in summarize(rows, 1)["all"].items() if key != "per_second"}
+
+
 def phase(records: list[dict], start: float, end: float) -> list[dict]:
     return [r for r in records if start <= r["t"] < end]
 
@@ -94,7 +99,7 @@ def postgres_restart(pg: stack.Postgres, key: str) -> None:
            " with no restart of gunicorn or the worker; 0 failures from 5 s after")
     figures["postgres"] = {"requests": len(records), "failed": len(failed), "unclean": len(failed) - len(clean),
                            "statuses": statuses, "outage_seconds": round(marks["up"] - marks["down"], 1),
-                           "recovered_seconds": round(recovered, 1), "after": summarize(after, 1)["all"]}
+                           "recovered_seconds": round(recovered, 1), "after": figures_of(after)}
 
 
 def redis_outage(redis: stack.Redis, pg: stack.Postgres, key: str) -> None:
@@ -127,7 +132,7 @@ def redis_outage(redis: stack.Redis, pg: stack.Postgres, key: str) -> None:
     expect(drained is not None and during > 0, f"{during} capture jobs recorded while Redis was down; all {total} jobs"
            f" of the run done {time.monotonic() - started:.0f} s after the agents stopped")
     figures["redis"] = {"requests": len(records), "failed": sum(1 for r in records if r["error"]),
-                        "phases": {name: summarize(chosen, 1)["all"] for name, chosen in rows.items()},
+                        "phases": {name: figures_of(chosen) for name, chosen in rows.items()},
                         "jobs_during_outage": during, "jobs_in_run": total}
 
 
