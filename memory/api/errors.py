@@ -1,13 +1,16 @@
 """One error shape for the API: `{"error": {"code", "message", "fields"?}}` (R-API)."""
 
 import math
+import sys
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+from rest_framework.views import set_rollback
 
 from memory.errors import AccessDenied, MemoryError
 
@@ -56,7 +59,17 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return {prefix or "body": [str(detail)]}
 
 
+# The database unreachable or its connection dropped (a restart, a failover): the request may
+# be retried as it is, so 503 with Retry-After rather than the 500 of a bug.
+UNAVAILABLE = (OperationalError, InterfaceError)
+UNAVAILABLE_MESSAGE = "the database is unavailable for a moment; retry the request"
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, UNAVAILABLE):
+        set_rollback()
+        return Response(error_body("unavailable", UNAVAILABLE_MESSAGE), status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                        headers={"Retry-After": "1"})
     if isinstance(exc, AccessDenied):
         return Response(error_body("forbidden", str(exc)), status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, MemoryError):
@@ -94,5 +107,9 @@ def not_found_view(request, exception=None):
 def server_error_view(request):
     """500 for the whole site (a bug, never an expected answer): the error shape under /api/."""
     if request.path == "/api" or request.path.startswith("/api/"):
+        if isinstance(sys.exc_info()[1], UNAVAILABLE):  # raised outside a view (e.g. a middleware's query)
+            response = JsonResponse(error_body("unavailable", UNAVAILABLE_MESSAGE), status=503)
+            response["Retry-After"] = "1"
+            return response
         return JsonResponse(error_body("server_error", "the server failed; the request may be retried"), status=500)
     return server_error(request)

@@ -217,7 +217,7 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
                 job.attempts += 1
                 # A lease: while this runner extracts, no sweep hands the job out again and a
                 # runner of a newer job of the session waits for it.
-                job.next_attempt_at = now + timedelta(seconds=limits.CAPTURE_REQUEUE_SECONDS)
+                job.next_attempt_at = now + timedelta(seconds=settings.MEMORY_CAPTURE_LEASE_SECONDS)
                 job.save(update_fields=["attempts", "next_attempt_at"])
             summary_id = None
             try:
@@ -255,7 +255,7 @@ def jobs_sweep(*, now: datetime | None = None, idle_seconds: int = limits.CAPTUR
                limit: int = 100) -> dict[str, int]:
     """The beat's capture sweep: record jobs for quiet sessions whose last messages no job
     covers yet, then hand every due pending job to Celery again (without a broker, run it).
-    A job handed over is not handed again for limits.CAPTURE_REQUEUE_SECONDS. Returns counts."""
+    A job handed over is not handed again for settings.MEMORY_CAPTURE_LEASE_SECONDS. Returns counts."""
     now = now or timezone.now()
     created = 0
     with scopes_disabled():  # the sweep serves every team; each job then runs in its own team's scope
@@ -269,7 +269,7 @@ def jobs_sweep(*, now: datetime | None = None, idle_seconds: int = limits.CAPTUR
         due = list(CaptureJob.objects.filter(status=JobStatus.PENDING, next_attempt_at__lte=now)
                    .order_by("to_message_id").values_list("pk", flat=True)[:limit])
         CaptureJob.objects.filter(pk__in=due).update(
-            next_attempt_at=now + timedelta(seconds=limits.CAPTURE_REQUEUE_SECONDS))
+            next_attempt_at=now + timedelta(seconds=settings.MEMORY_CAPTURE_LEASE_SECONDS))
     handed = sum(1 for job_id in due if enqueue(job_id))
     return {"created": created, "due": len(due), "queued": handed}
 

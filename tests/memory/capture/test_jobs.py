@@ -1,6 +1,7 @@
 """Capture jobs: triggers, exactly-once runs, retries with backoff, broker outages, the
 sweeps and the stats (issue 4; R-EXTRACT)."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -112,6 +113,15 @@ def test_a_failing_extractor_is_retried_with_backoff_and_given_up_after_the_limi
 def unreachable_broker():
     with celery_broker("redis://127.0.0.1:1/0", eager=False):
         yield
+
+
+def test_a_worker_outlives_a_broker_restart_while_a_publish_still_fails_fast(unreachable_broker):
+    from memory.capture.triggers import enqueue
+
+    assert celery_app.conf.broker_connection_max_retries is None  # the worker's consumer reconnects for ever
+    started = time.monotonic()
+    assert enqueue(12345) is False  # the agent's call is not held up: the job waits for the sweep
+    assert time.monotonic() - started < 2
 
 
 def test_a_broker_outage_loses_nothing_and_every_job_runs_exactly_once(principal, unreachable_broker, monkeypatch,

@@ -135,6 +135,18 @@ def test_log_format_must_be_json_or_text(monkeypatch):
     assert env_choice("MEMORY_LOG_FORMAT", "text", ("text", "json")) == "json"
 
 
+def test_log_level_is_read_in_any_case_as_gunicorn_reads_it(tmp_path):
+    code = "import django, logging; django.setup(); print(logging.getLogger('memory').getEffectiveLevel())"
+    env = {**os.environ, "LOG_LEVEL": "warning", "DJANGO_SETTINGS_MODULE": "config.settings",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == str(logging.WARNING)
+    env["LOG_LEVEL"] = "loud"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "LOG_LEVEL must be one of debug, info, warning" in result.stderr
+
+
 def test_the_json_setting_turns_every_logger_into_json_lines(tmp_path):
     code = "import django, logging; django.setup(); logging.getLogger('memory.capture').warning('sweep %s', 'late')"
     env = {**os.environ, "MEMORY_LOG_FORMAT": "json", "DJANGO_SETTINGS_MODULE": "config.settings",
