@@ -125,6 +125,8 @@ PROBES = [
     public("api-unknown", "get", "/api/v1/no-such-endpoint", 404),
     public("^api(/v1)?$", "get", "/api/v1", 404),
     public("healthz", "get", "/healthz", 200),
+    public("healthz-full", "get", "/healthz/full", 200),  # the test settings run tasks in-process: no broker to miss
+    public("metrics", "get", "/metrics", 200),  # from loopback without X-Forwarded-For; elsewhere the token decides
     # The dashboard: team A's pages for its members; another team's admin sees its own team's
     # pages and gets 404 for team A's ids; viewers read, editors also change memories, admins
     # also change the team.

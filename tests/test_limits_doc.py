@@ -37,7 +37,8 @@ def test_the_doc_lists_no_constant_the_code_does_not_have():
     documented = {name for name in ROWS if name.isupper() and "[" not in name}
     settings_rows = {"DATA_UPLOAD_MAX_MEMORY_SIZE", "MEMORY_IMPORT_MAX_BYTES", "MEMORY_THROTTLE", "AXES_FAILURE_LIMIT",
                      "AXES_COOLOFF_TIME", "USER_MEMORY_PREINJECT_TOPN", "USER_MEMORY_PREINJECT_MAXCHARS",
-                     "MEMORY_SUMMARY_MAX_CHARS", "MEMORY_CAPTURE_EVERY", "MEMORY_CAPTURE_TOKENS"}
+                     "MEMORY_SUMMARY_MAX_CHARS", "MEMORY_CAPTURE_EVERY", "MEMORY_CAPTURE_TOKENS", "MEMORY_CAPTURE_SWEEP_EVERY",
+                     "MEMORY_CAPTURE_LEASE_SECONDS"}
     assert documented - settings_rows == set(CONSTANTS)
 
 
