@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connection, transaction
 from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
@@ -307,32 +307,46 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
 
 
 def _record(principal: Principal, request: ContextRequest, session: Session | None, context: MemoryContext) -> int | None:
-    """Write the hit-ledger row: ids, reasons and sizes — never the injected text."""
+    """Write the hit-ledger row: ids, reasons and sizes — never the injected text.
+
+    On PostgreSQL, outside any caller's transaction, the row commits asynchronously
+    (synchronous_commit off for this one transaction): the call does not wait for the WAL
+    flush, 6.5 ms per commit on the 2-core benchmark machine against 0.45 ms without it. A
+    crash can lose the ledger rows of the last moments (at most three wal_writer_delay, 600 ms
+    by default) and nothing else: a later synchronous commit — a feedback row, an audited
+    write — flushes the WAL before it, ledger rows included, so nothing that refers to a
+    ledger row can outlive it.
+    """
+    asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
     try:
-        retrieval = Retrieval.objects.create(
-            team=principal.team,
-            actor=principal.actor,
-            agent_key=principal.agent_key,
-            session=session,
-            workspace_id=request.owner.workspace_id,
-            user_id=request.owner.user_id,
-            query=request.query,
-            domain=request.domain,
-            policy={**context.budget.as_dict(), "requested": dict(request.budget or {})},
-            items=[item.ref for item in context.items],
-            omitted=[{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
-            used_node_ids=context.used_memory_ids,
-            message_ids=[item.obj.pk for item in context.items if item.kind == "message"],
-            summary_id=next((item.obj.pk for item in context.items if item.kind == "summary"), None),
-            chars_by_layer=context.chars_by_layer,
-            tokens_by_layer=context.tokens_by_layer,
-            total_chars=len(context.block),
-            total_tokens=estimate_tokens(context.block),
-            truncated=context.truncated,
-            store_status=context.store_status,
-            warnings=context.warnings,
-            latency_ms=context.latency_ms,
-        )
+        with transaction.atomic():
+            if asynchronous:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            retrieval = Retrieval.objects.create(
+                team=principal.team,
+                actor=principal.actor,
+                agent_key=principal.agent_key,
+                session=session,
+                workspace_id=request.owner.workspace_id,
+                user_id=request.owner.user_id,
+                query=request.query,
+                domain=request.domain,
+                policy={**context.budget.as_dict(), "requested": dict(request.budget or {})},
+                items=[item.ref for item in context.items],
+                omitted=[{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
+                used_node_ids=context.used_memory_ids,
+                message_ids=[item.obj.pk for item in context.items if item.kind == "message"],
+                summary_id=next((item.obj.pk for item in context.items if item.kind == "summary"), None),
+                chars_by_layer=context.chars_by_layer,
+                tokens_by_layer=context.tokens_by_layer,
+                total_chars=len(context.block),
+                total_tokens=estimate_tokens(context.block),
+                truncated=context.truncated,
+                store_status=context.store_status,
+                warnings=context.warnings,
+                latency_ms=context.latency_ms,
+            )
     except DatabaseError:
         logger.exception("context: could not record the retrieval")
         context.warnings.append("the hit ledger could not record this call")

@@ -1,0 +1,90 @@
+"""What keeps the context call fast: the keyword index has no pending list, the hit ledger
+commits without waiting for the WAL flush (and only its own transaction), and the answers'
+lists are serialised by shared serializers with the same output as DRF's own many=True."""
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from memory.api import serializers as s
+from memory.api.tool_calls import represent
+from memory.models import Node, Retrieval
+from memory.search.schema import TABLES
+from memory.services.nodes import NodeInput, node_supersede
+from tests.helpers import append, make_node
+
+postgresql_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="a PostgreSQL index and setting")
+
+CTX = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
+
+
+def _propose(client, content: str) -> int:
+    response = client.post("/api/v1/memory/propose", {
+        "operation": "create", "workspace_id": "w1", "user_id": "u1",
+        "node": {"scope": "workspace", "type": "fact", "title": content[:20], "content": content}}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()["node"]["id"]
+
+
+@postgresql_only
+def test_the_keyword_indexes_write_through_without_a_pending_list(db):
+    with connection.cursor() as cursor:
+        for table in TABLES:
+            cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [f"{table}_search_vector_gin"])
+            assert "fastupdate=off" in cursor.fetchone()[0]
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_the_ledger_commits_asynchronously_in_its_own_transaction_only(agent_client):
+    _propose(agent_client, "The deploy window is Tuesday night")
+    with CaptureQueriesContext(connection) as captured:
+        response = agent_client.post("/api/v1/context", {**CTX, "query": "deploy window"}, format="json")
+    assert response.status_code == 200
+    assert Retrieval.objects.filter(pk=response.json()["retrieval_id"]).exists()
+    assert any("synchronous_commit TO OFF" in query["sql"] for query in captured.captured_queries)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"  # SET LOCAL ended with the ledger's transaction
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_callers_transaction_the_ledger_does_not_change_its_durability(agent_client):
+    with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+        response = agent_client.post("/api/v1/context", {**CTX, "query": "anything"}, format="json")
+        assert response.status_code == 200
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"
+    assert not any("SET LOCAL synchronous_commit" in query["sql"] for query in captured.captured_queries)
+    assert Retrieval.objects.filter(pk=response.json()["retrieval_id"]).exists()
+
+
+def test_shared_serializers_give_what_drf_gives(agent_client):
+    ids = [_propose(agent_client, text) for text in ("Ships on Fridays", "周五发布", "Owner: Dana")]
+    nodes = list(Node.objects.select_related("session", "superseded_by").filter(pk__in=ids).order_by("pk"))
+    matched = {ids[0]: ("ship",)}
+    assert represent(s.NodeOutSerializer, nodes) == s.NodeOutSerializer(nodes, many=True).data
+    assert represent(s.RelevantNodeOutSerializer, nodes, matched=matched) == s.RelevantNodeOutSerializer(
+        nodes, many=True, context={"matched": matched}).data
+    assert represent(s.RelevantNodeOutSerializer, nodes, matched=matched)[0]["matched"] == ["ship"]
+    assert represent(s.NodeOutSerializer, []) == []
+
+
+def test_the_context_answer_reads_no_node_twice(agent_client, principal):
+    """Every node the answer serialises comes with its session and successor: no query per
+    node. Corrections (L2) are the user's nodes that superseded another."""
+    said = append(principal, "I moved to Lyon")[0].pk
+    for text in ("Lives in Paris", "Works at Acme", "Drinks tea"):
+        old = make_node(principal, type="fact", title=text, source_message_ids=[said])
+        node_supersede(principal=principal, old_node_id=old.pk, data=NodeInput(
+            scope="user", type="fact", user_id="u1", title=text + " (corrected)", source_message_ids=[said]))
+    with CaptureQueriesContext(connection) as captured:
+        response = agent_client.post("/api/v1/context", {**CTX, "query": "weather"}, format="json")
+    assert response.status_code == 200
+    assert len(response.json()["corrections"]) == 3
+    one_by_one = [query["sql"] for query in captured.captured_queries  # a lazy related read is a get(): LIMIT 21
+                  if query["sql"].startswith(('SELECT "memory_node"', 'SELECT "memory_session"'))
+                  and query["sql"].endswith("LIMIT 21")]
+    assert one_by_one == []
