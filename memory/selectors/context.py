@@ -51,7 +51,16 @@ from memory.ops.metrics import context_observe
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
 from memory.selectors.context_gather import ContextRequest, Parts, ReadSizes, gather_parts
-from memory.selectors.context_items import LAYERS, SECTION_SHARES, SECTIONS, Item, message_item, one_line, render
+from memory.selectors.context_items import (
+    LAYERS,
+    SECTION_SHARES,
+    SECTIONS,
+    Item,
+    RenderedSize,
+    message_item,
+    one_line,
+    render,
+)
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
 
@@ -190,6 +199,7 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     layer_caps = layer_caps or {}
     layer_used: dict[str, int] = {}
     chosen: list[Item] = []
+    size = RenderedSize()  # len(render(chosen)), kept as items come and go
     held_back: list[Item] = []
     dropped: list[Item] = []
     used: dict[str, int] = {}
@@ -201,10 +211,12 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
         if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
             return False
         chosen.append(item)
-        if len(render(chosen)) <= max_chars:
+        size.add(item)
+        if size.chars <= max_chars:
             layer_used[item.layer] = layer_used.get(item.layer, 0) + len(item.text)
             return True
         chosen.pop()
+        size.remove(item)
         return False
 
     window_closed = False

@@ -184,6 +184,30 @@ def render(items: list[Item]) -> str:
     return "\n\n".join(blocks)
 
 
+class RenderedSize:
+    """The length of render(items) as items are added and removed, without rendering: a
+    section with n lines of t characters in all renders as its header, a line break and
+    t + n - 1 characters; sections are joined by blank lines (two characters). Every item
+    counts as one line — a follow-up is only ever added beneath its message."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, int] = {}
+        self._chars: dict[str, int] = {}
+
+    def add(self, item: Item, sign: int = 1) -> None:
+        self._lines[item.section] = self._lines.get(item.section, 0) + sign
+        self._chars[item.section] = self._chars.get(item.section, 0) + sign * len(item.text)
+
+    def remove(self, item: Item) -> None:
+        self.add(item, -1)
+
+    @property
+    def chars(self) -> int:
+        shown = [section for section, lines in self._lines.items() if lines > 0]
+        return (sum(len(SECTIONS[section][1]) + self._chars[section] + self._lines[section] for section in shown)
+                + 2 * max(0, len(shown) - 1))
+
+
 def correction_item(node: Node) -> Item:
     """A recent correction as a hint (seed 004 procedural memory): what holds now, marked as
     having replaced an earlier memory. The replaced value itself is never shown (S03: the

@@ -88,3 +88,30 @@ def test_the_context_answer_reads_no_node_twice(agent_client, principal):
                   if query["sql"].startswith(('SELECT "memory_node"', 'SELECT "memory_session"'))
                   and query["sql"].endswith("LIMIT 21")]
     assert one_by_one == []
+
+
+def test_the_rendered_size_is_the_length_of_the_rendered_block():
+    """_fit tracks the block's length instead of rendering it after every item: the two agree
+    for any mix of sections, empty and long lines, messages and their follow-ups."""
+    import random
+    from types import SimpleNamespace
+
+    from memory.selectors.context_items import SECTIONS, Item, RenderedSize, render
+
+    rng = random.Random(11)
+    for _ in range(300):
+        items: list[Item] = []
+        size = RenderedSize()
+        for pk in range(rng.randint(0, 25)):
+            section = rng.choice(list(SECTIONS))
+            text = "x" * rng.choice((0, 1, 7, 160)) + rng.choice(("", "周五", "\n"))
+            item = Item(section, "message", SimpleNamespace(pk=pk), text, "relevant")
+            items.append(item)
+            size.add(item)
+            if section == "earlier_messages" and rng.random() < 0.5:
+                followup = Item(section, "message", SimpleNamespace(pk=1000 + pk), "  ↳ reply", "followup", after=pk)
+                items.append(followup)
+                size.add(followup)
+            if items and rng.random() < 0.2:  # the last item never has a follow-up after it
+                size.remove(items.pop())
+            assert size.chars == len(render(items))
