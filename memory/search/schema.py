@@ -5,7 +5,9 @@ fastupdate off. With it on (PostgreSQL's default), new rows wait in the index's 
 (up to gin_pending_list_limit, 4 MB) until autovacuum merges them. Every search scans that
 whole list: a one-token frequency probe took 5.5–7.6 ms with 376 pending pages and 0.56 ms
 after the merge, at 100k nodes. Memories are read before every model call and written far
-less often, so each write pays for its index entries at once instead.
+less often, so each write pays for its index entries at once instead: 0.32 ms per message
+inserted against 0.07 ms (500 rows in one transaction, load average 11), small beside the
+commit's own WAL flush (6.5 ms on the same machine).
 SQLite: an external-content FTS5 table with the ascii tokenizer (tokens are pre-split and
 space separated) and triggers, so every write path — bulk_create and update() included —
 keeps the index in step, and deleting a row deletes its index entry.
