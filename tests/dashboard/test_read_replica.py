@@ -5,6 +5,10 @@ second connection. Tests that read through it commit their rows (transaction=Tru
 where each query went by capturing both connections.
 """
 
+import os
+import shutil
+import subprocess
+
 import pytest
 from django.contrib.sessions.models import Session
 from django.db import connections, transaction
@@ -143,3 +147,55 @@ def test_the_router_keeps_transactions_writes_and_login_tables_on_the_primary():
     finally:
         _replica_reads.reset(token)
     assert (router.allow_migrate("replica", "memory"), router.allow_migrate("default", "memory")) == (False, True)
+
+
+def _dsn(settings_dict: dict, name: str) -> list[str]:
+    return ["-h", settings_dict["HOST"] or "127.0.0.1", "-p", str(settings_dict["PORT"] or 5432),
+            "-U", settings_dict["USER"] or "postgres", "-d", name]
+
+
+@pytest.fixture
+def real_replica(principal, fact):
+    """The "replica" alias pointed at mt_ops2_replica: a copy of the test database (pg_dump), not
+    a mirror, so a row written there is on the replica only. Dropped afterwards."""
+    primary = connections["default"]
+    if primary.vendor != "postgresql" or not shutil.which("pg_dump"):
+        pytest.skip("needs PostgreSQL and pg_dump")
+    name = "mt_ops2_replica"
+    with primary.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        cursor.execute(f"CREATE DATABASE {name}")
+    env = {**os.environ, "PGPASSWORD": primary.settings_dict["PASSWORD"] or ""}
+    dump = subprocess.run(["pg_dump", "--no-owner", *_dsn(primary.settings_dict, primary.settings_dict["NAME"])],
+                          capture_output=True, check=True, env=env, timeout=120)
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", *_dsn(primary.settings_dict, name)], input=dump.stdout,
+                   capture_output=True, check=True, env=env, timeout=120)
+    replica = connections["replica"]
+    replica.close()
+    mirrored = replica.settings_dict["NAME"]
+    replica.settings_dict["NAME"] = name
+    try:
+        yield replica
+    finally:
+        replica.close()
+        replica.settings_dict["NAME"] = mirrored
+        with primary.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_on_postgresql_a_dashboard_page_shows_what_only_the_replica_has(editor_client, fact, real_replica):
+    only_there = Node.objects.using("replica").get(pk=fact.pk)
+    only_there.pk, only_there.key, only_there.title = None, "ops.replica", "Seen on the replica only"
+    only_there.save(using="replica")
+    assert not Node.objects.filter(title="Seen on the replica only").exists()  # the primary has no such row
+
+    page = editor_client.get(reverse("dashboard:memories"))
+    assert page.status_code == 200 and b"Seen on the replica only" in page.content and b"Staging server" in page.content
+    api = editor_client.get(reverse("api-nodes"))  # the API, even with a session, reads the primary
+    assert api.status_code == 200 and "Staging server" in api.content.decode()
+    assert "Seen on the replica only" not in api.content.decode()
+
+    posted = editor_client.post(reverse("dashboard:node", args=[fact.pk]), {"action": "expire", "expire-reason": "old"})
+    assert posted.status_code == 302
+    pinned = editor_client.get(reverse("dashboard:memories"))
+    assert b"Seen on the replica only" not in pinned.content
