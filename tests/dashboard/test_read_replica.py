@@ -65,13 +65,26 @@ def test_a_dashboard_page_reads_the_memories_from_the_replica(editor_client, fac
     assert reads_of(queries.default, "django_session") and reads_of(queries.replica, "django_session") == []
 
 
-@pytest.mark.parametrize("page", ["dashboard:sessions", "dashboard:audit", "dashboard:kpis"])
+def memory_tables(queries: list[str]) -> list[str]:
+    """The statements over the memory and accounts apps' tables, ORM and raw SQL alike."""
+    return [sql for sql in queries if "memory_" in sql or "accounts_" in sql]
+
+
+@pytest.mark.parametrize("page", ["dashboard:sessions", "dashboard:audit", "dashboard:kpis", "dashboard:preview"])
 def test_the_other_read_only_pages_read_the_replica_too(admin_client, fact, page):
     with Queries() as queries:
-        response = admin_client.get(reverse(page))
+        response = admin_client.get(reverse(page), {"user_id": "u1", "query": "staging"})
     assert response.status_code == 200
-    assert [sql for sql in queries.replica if '"memory_' in sql]
-    assert [sql for sql in queries.default if '"memory_' in sql] == []
+    assert memory_tables(queries.replica)
+    assert memory_tables(queries.default) == []
+
+
+def test_the_node_page_with_its_version_chain_reads_the_replica(editor_client, fact, principal):
+    with Queries() as queries:
+        response = editor_client.get(reverse("dashboard:node", args=[fact.pk]))
+    assert response.status_code == 200 and b"Staging server" in response.content
+    assert any("WITH RECURSIVE" in sql for sql in queries.replica)  # the chain's raw SQL too
+    assert memory_tables(queries.default) == []
 
 
 def test_an_htmx_fragment_reads_the_replica(editor_client, fact):
