@@ -4,13 +4,14 @@
 module converts it, while the service runs, into a table partitioned by month of `created_at`,
 keeps months created ahead, and detaches old months for retention:
 
-1. prepare (one short transaction): a trigger on the old table starts logging the ids of
-   updated and deleted rows (forget scrubs retrievals, team deletion removes them); the new table
+1. prepare (one transaction that leaves the old table's writers alone): the new table
    `memory_retrieval_p` is created LIKE the old one, PARTITION BY RANGE (created_at), with the
    primary key (id, created_at) — PostgreSQL requires the partition key in every unique
    constraint — an id sequence, one partition per month from the oldest row to MONTHS_AHEAD
    months after this one, a DEFAULT partition (rows outside them, such as old imports, still go
-   in), the old table's indexes and its foreign keys to teams, keys and sessions;
+   in), the old table's indexes and its foreign keys to teams, keys and sessions; then, in a
+   transaction of its own (writers wait for it), a trigger on the old table that logs the ids of
+   updated and deleted rows (forget scrubs retrievals, team deletion removes them);
 2. copy, in batches of ids, each its own transaction, the rows present when it started;
 3. swap (one transaction, holding ACCESS EXCLUSIVE on the old table: writers wait that long):
    copy the rows written since, re-copy the logged ones, set the sequence past the largest id,
@@ -28,6 +29,7 @@ Every function takes a Runner: it executes SQL, or with dry_run only prints it.
 """
 
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
@@ -124,7 +126,8 @@ def _months(first: date, last: date) -> list[date]:
 def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int = BATCH_ROWS,
             today: date | None = None) -> dict[str, int]:
     """Convert memory_retrieval into monthly partitions (steps in the module docstring). Returns
-    {"rows": rows in the new table, "partitions": monthly partitions, "batches": copy batches}.
+    {"rows": rows in the new table, "partitions": monthly partitions, "batches": copy batches,
+    "swap_ms": milliseconds the swap held the old table locked (writers waited)}.
     Raises PartitionError when not on PostgreSQL, already partitioned, or a former run left
     memory_retrieval_p or memory_retrieval_unpartitioned behind."""
     _check_postgresql()
@@ -152,7 +155,6 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
         runner.run(f"CREATE TABLE {CHANGES} (id bigint NOT NULL)")
         runner.run(f"CREATE FUNCTION {TRACK}() RETURNS trigger LANGUAGE plpgsql AS $$ "
                    f"BEGIN INSERT INTO {CHANGES} (id) VALUES (OLD.id); RETURN NULL; END $$")
-        runner.run(f"CREATE TRIGGER {TRACK} AFTER UPDATE OR DELETE ON {TABLE} FOR EACH ROW EXECUTE FUNCTION {TRACK}()")
         runner.run(f"CREATE TABLE {NEW} (LIKE {TABLE} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE) "
                    "PARTITION BY RANGE (created_at)")
         runner.run(f"CREATE SEQUENCE {SEQUENCE} AS bigint OWNED BY {NEW}.id")
@@ -166,6 +168,10 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
                        .replace(f".{TABLE} ", f".{NEW} ", 1))
         for name, definition in foreign_keys:
             runner.run(f"ALTER TABLE {NEW} ADD CONSTRAINT {name} {definition}")
+    # Its own short transaction: CREATE TRIGGER makes writers of the table wait until it commits.
+    # Every change to a row up to copied_up_to after this commit is logged.
+    with transaction.atomic():
+        runner.run(f"CREATE TRIGGER {TRACK} AFTER UPDATE OR DELETE ON {TABLE} FOR EACH ROW EXECUTE FUNCTION {TRACK}()")
         copied_up_to = runner.value(f"SELECT coalesce(max(id), 0) FROM {TABLE}")
 
     batches, low = 0, 0
@@ -179,6 +185,7 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
             runner.run(f"INSERT INTO {NEW} SELECT * FROM {TABLE} WHERE id > %s AND id <= %s", [low, high])
         batches, low = batches + 1, high
 
+    swap_started = time.perf_counter()
     with transaction.atomic():
         runner.run(f"LOCK TABLE {TABLE} IN ACCESS EXCLUSIVE MODE")
         runner.run(f"INSERT INTO {NEW} SELECT * FROM {TABLE} WHERE id > %s", [copied_up_to])
@@ -200,8 +207,10 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
             runner.run(f"ALTER INDEX {name}_p RENAME TO {name}")
         runner.run(f"ALTER TABLE {NEW} RENAME TO {TABLE}")
         runner.run(f"ALTER TABLE {TABLE} RENAME CONSTRAINT {NEW}_pkey TO {TABLE}_pkey")
-        rows = 0 if runner.dry_run else runner.value(f"SELECT count(*) FROM {TABLE}")
-    return {"rows": rows, "partitions": len(months), "batches": batches}
+    # From the lock to the commit: how long writers of retrievals (context calls) waited.
+    swap_ms = round((time.perf_counter() - swap_started) * 1000, 1)
+    rows = 0 if runner.dry_run else runner.value(f"SELECT count(*) FROM {TABLE}")
+    return {"rows": rows, "partitions": len(months), "batches": batches, "swap_ms": swap_ms}
 
 
 def partitions(runner: Runner) -> list[str]:

@@ -42,7 +42,8 @@ class Command(BaseCommand):
                 if options["apply"]:
                     self.stdout.write(f"memory_retrieval partitioned: {result['rows']} rows in {result['partitions']} "
                                       f"monthly partitions and a default one, copied in {result['batches']} batches, "
-                                      f"{time.perf_counter() - started:.2f} s. The old table is "
+                                      f"{time.perf_counter() - started:.2f} s, the swap held the table "
+                                      f"{result['swap_ms']} ms. The old table is "
                                       "memory_retrieval_unpartitioned: compare, then DROP TABLE it.")
             elif options["ensure"]:
                 created = parts.ensure_ahead(runner, months_ahead=months_ahead)
