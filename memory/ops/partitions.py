@@ -168,8 +168,10 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
                        .replace(f".{TABLE} ", f".{NEW} ", 1))
         for name, definition in foreign_keys:
             runner.run(f"ALTER TABLE {NEW} ADD CONSTRAINT {name} {definition}")
-    # Its own short transaction: CREATE TRIGGER makes writers of the table wait until it commits.
-    # Every change to a row up to copied_up_to after this commit is logged.
+    # Its own short transaction: CREATE TRIGGER waits for the table's writers in flight and makes
+    # new ones wait until it commits. So every insert committed before it has an id up to
+    # copied_up_to, every later insert a larger one (copied at the swap), and every later update
+    # or delete is logged.
     with transaction.atomic():
         runner.run(f"CREATE TRIGGER {TRACK} AFTER UPDATE OR DELETE ON {TABLE} FOR EACH ROW EXECUTE FUNCTION {TRACK}()")
         copied_up_to = runner.value(f"SELECT coalesce(max(id), 0) FROM {TABLE}")
