@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from rest_framework.exceptions import AuthenticationFailed
 
 from memory.api.errors import error_body
@@ -34,6 +34,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _close_stale() -> None:
+    if not connection.in_atomic_block:
+        close_old_connections()
+
+
 def _answer(status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
     return status, body, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
 
@@ -42,8 +47,9 @@ def _admit(authorization: str, *, remote_addr: str, forwarded_for: str | None) -
     """The principal for an Authorization header value, having spent one of its key's budget; or
     the (status, body, headers) to answer instead: 401 for a missing, malformed, unknown or
     revoked key, 429 once the key's budget or the address's budget of refusals is spent
-    (memory.api.mcp_limits)."""
-    close_old_connections()
+    (memory.api.mcp_limits). Stale connections are closed around it as a request would; a
+    caller's open transaction (tests) is left alone."""
+    _close_stale()
     try:
         try:
             parts = authorization.split()
@@ -61,7 +67,7 @@ def _admit(authorization: str, *, remote_addr: str, forwarded_for: str | None) -
             return _answer(429, jsonrpc_throttled(wait), [(b"retry-after", str(wait).encode())])
         return principal
     finally:
-        close_old_connections()
+        _close_stale()
 
 
 class AgentKeyMiddleware:
