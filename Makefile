@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security backup-check ops-check fuzz probes load faults clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -48,6 +48,10 @@ backup-check: $(STAMP)
 # gunicorn, a Celery worker with beat, PostgreSQL and Redis for real: health states, metrics, logs.
 ops-check: $(STAMP)
 	$(PY) deploy/ops_check.py
+
+# partition_retrievals --apply on a scratch PostgreSQL database while a writer inserts, scrubs and deletes.
+partition-check: $(STAMP)
+	$(PY) deploy/partition_check.py
 
 # The figures of docs/reliability/fuzzing.md: 10,000+ fuzzed requests (var/fuzz-report.json), then the probes.
 fuzz: $(STAMP)

@@ -4,6 +4,7 @@ Nothing set: SQLite in ./var/, tasks in-process, DEBUG on for local use.
 Production: DATABASE_URL=postgres://..., SECRET_KEY, ALLOWED_HOSTS, DEBUG=false.
 """
 
+from copy import deepcopy
 from datetime import timedelta
 from pathlib import Path
 
@@ -59,6 +60,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.db_router.ReplicaReadMiddleware",  # dashboard GETs may read the replica (DATABASE_REPLICA_URL)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -123,6 +125,26 @@ if DATABASE_POOL_MAX and DATABASES["default"]["ENGINE"] == "django.db.backends.p
         "max_size": DATABASE_POOL_MAX,
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
     }
+
+# A streaming replica for the dashboard's read-only pages (config/db_router.py, docs/deploy.md):
+# DATABASE_REPLICA_URL, same engine as DATABASE_URL and the same connection settings. Unset: no
+# "replica" alias and every query on default. After a browser writes (a dashboard POST, login),
+# its pages read the primary for DATABASE_REPLICA_PIN_SECONDS seconds (read-your-writes).
+_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
+if _REPLICA_URL:
+    _replica = dj_database_url.parse(_REPLICA_URL, conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
+                                     conn_health_checks=True)
+    if _replica["ENGINE"] != DATABASES["default"]["ENGINE"]:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL must use the same engine as DATABASE_URL")
+    _replica["OPTIONS"] = deepcopy(DATABASES["default"].get("OPTIONS", {}))  # the pool, SQLite's pragmas
+    if "DISABLE_SERVER_SIDE_CURSORS" in DATABASES["default"]:
+        _replica["DISABLE_SERVER_SIDE_CURSORS"] = DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"]
+    DATABASES["replica"] = _replica
+MEMORY_REPLICA_READS = bool(_REPLICA_URL)
+MEMORY_REPLICA_PIN_SECONDS = env_int("DATABASE_REPLICA_PIN_SECONDS", 10, minimum=0, maximum=3600)
+DATABASE_ROUTERS = ["config.db_router.DashboardReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -1,5 +1,7 @@
 """Test settings: the same module, with fast password hashing and no secure cookies."""
 
+from copy import deepcopy
+
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -20,3 +22,9 @@ MEMORY_CAPTURE_THREADS = False
 # Rate limits off by default: the suite sends far more requests per minute than an agent
 # would. tests/accounts/test_throttling.py switches them on.
 MEMORY_THROTTLE = False
+
+# The "replica" alias as a test mirror of default (same test database, its own connection), so
+# tests can route dashboard reads there (tests/dashboard/test_read_replica.py); reads stay on default unless
+# a test turns MEMORY_REPLICA_READS on.
+DATABASES["replica"] = {**deepcopy(DATABASES["default"]), "TEST": {"MIRROR": "default"}}  # noqa: F405
+MEMORY_REPLICA_READS = False

@@ -16,7 +16,9 @@ within the key's reach (its team's, in the workspaces it may read), whoever wrot
 
 Authentication: an agent key. On stdio the key given at start is checked again on each call
 (a revoked key stops working at once); over HTTP each request carries `Authorization: Bearer
-<key>` and memory.api.mcp_http refuses it with 401 before the SDK sees it. Every database access
+<key>` and memory.api.mcp_http refuses it with 401 before the SDK sees it. Rate limits are the
+API's, per key (memory.api.mcp_limits): over HTTP each request spends the budget, on stdio each
+tool call and resource read; past it a tool call answers the API's 429 body with isError. Every database access
 runs in a worker thread (asgiref, thread-sensitive) inside the key's team scope.
 """
 
@@ -32,12 +34,13 @@ from django.db import close_old_connections, connection
 from django_scopes import scope
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from rest_framework.exceptions import AuthenticationFailed, ParseError
+from rest_framework.exceptions import AuthenticationFailed, ParseError, Throttled
 from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.authentication import AgentKeyAuthentication
 from accounts.principal import Principal, principal_for_key
 from memory.api.errors import error_body, exception_handler
+from memory.api.mcp_limits import THROTTLED, key_spend
 from memory.api.tool_calls import TOOL_CALLS, tool_call
 from memory.api.tools import context_tool_definition, tool_definitions
 from memory.selectors.dashboard import session_browse
@@ -99,11 +102,18 @@ def _error(exc: Exception) -> dict[str, Any]:
     return _json(response.data)
 
 
-def _run_tool(principal: Principal | Exception, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """(is_error, body) of tool `name`: the endpoint's answer, or its error body."""
+def _run_tool(principal: Principal | Exception, name: str, arguments: dict[str, Any], *,
+              spend: bool = False) -> tuple[bool, dict[str, Any]]:
+    """(is_error, body) of tool `name`: the endpoint's answer, or its error body. `spend`: the call
+    spends one of the key's rate budget first (stdio; over HTTP the request already did), and
+    past it the body is the API's 429 error (code "throttled")."""
     try:
         if isinstance(principal, Exception):
             raise principal
+        if spend and principal.agent_key is not None:
+            wait = key_spend(principal.agent_key)
+            if wait is not None:
+                raise Throttled(wait=wait)
         problem = first_json_problem(arguments)
         if problem:  # what memory.api.parsers.StrictJSONParser refuses in a request body
             raise ParseError(f"{problem[0]}: {problem[1]}")
@@ -169,10 +179,13 @@ def build_server(*, raw_key: str | None = None) -> Server:
     """The MCP server. Each request's principal: over HTTP, the one memory.api.mcp_http resolved from
     the request's bearer key; otherwise (stdio, in-process) `raw_key`, resolved on each call."""
 
+    def over_http(ctx: ServerRequestContext) -> bool:
+        """True when memory.api.mcp_http admitted the request (and spent its rate budget)."""
+        return ctx.request is not None and PRINCIPAL_SCOPE_KEY in getattr(ctx.request, "scope", {})
+
     def resolve(ctx: ServerRequestContext) -> Principal | Exception:
-        request = ctx.request
-        if request is not None and PRINCIPAL_SCOPE_KEY in getattr(request, "scope", {}):
-            return request.scope[PRINCIPAL_SCOPE_KEY]
+        if over_http(ctx):
+            return ctx.request.scope[PRINCIPAL_SCOPE_KEY]
         if raw_key is None:
             return AuthenticationFailed("send 'Authorization: Bearer <key>'")
         try:
@@ -193,7 +206,8 @@ def build_server(*, raw_key: str | None = None) -> Server:
         if params.name not in TOOL_CALLS:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {', '.join(TOOL_CALLS)}")
         principal = await _in_django(resolve)(ctx)
-        is_error, body = await _in_django(_run_tool)(principal, params.name, params.arguments or {})
+        is_error, body = await _in_django(_run_tool)(principal, params.name, params.arguments or {},
+                                                     spend=not over_http(ctx))
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))],
                                     structured_content=body, is_error=is_error)
 
@@ -213,9 +227,10 @@ def build_server(*, raw_key: str | None = None) -> Server:
         uri = str(params.uri)
         arguments = context_arguments(uri)
         principal = await principal_of(ctx)
-        is_error, body = await _in_django(_run_tool)(principal, "memory_context", arguments)
+        is_error, body = await _in_django(_run_tool)(principal, "memory_context", arguments, spend=not over_http(ctx))
         if is_error:
-            raise MCPError(types.INVALID_PARAMS, f"{body['error']['code']}: {body['error']['message']}", data=body)
+            code = THROTTLED if body["error"]["code"] == "throttled" else types.INVALID_PARAMS
+            raise MCPError(code, f"{body['error']['code']}: {body['error']['message']}", data=body)
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type="text/plain", text=body["block"]),
             types.TextResourceContents(uri=uri, mime_type="application/json", text=json.dumps(body, ensure_ascii=False)),

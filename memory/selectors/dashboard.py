@@ -7,7 +7,7 @@ team (and the workspaces it may read), like the other selectors; run them inside
 
 from typing import Any
 
-from django.db import connection
+from django.db import connections, router
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -62,6 +62,7 @@ def _chain_links(*, team_id: int, node_id: int) -> tuple[list[int], list[int]]:
     SQLite joined the recursive step through a Bloom filter built by reading every node of the
     table (90 ms at 100k nodes, against well under 1 ms by the primary key and the
     supersedes_id index)."""
+    connection = connections[router.db_for_read(Node)]  # the replica on a dashboard page (config.db_router)
     table = connection.ops.quote_name(Node._meta.db_table)
     sql = f"""
         WITH RECURSIVE back(id, older, depth) AS (

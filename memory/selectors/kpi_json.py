@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connections, router
 from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
+
+from memory.models import Retrieval
 
 NOT_BLANK = r"\S"  # a query that is not blank, as context_build decides whether to search
 
@@ -70,6 +72,9 @@ def per_day(statements: dict[str, str], *, table: str, window: Window, status: s
             params: tuple = ()) -> list[tuple]:
     """Rows (day, …) of the vendor's statement over `table` in `window` and, with `status`, of
     that status; `params` fill the statement's own placeholders, after the window's."""
+    # Every table here is the memory app's, and the router decides by app: the replica on a
+    # dashboard page (config.db_router), default everywhere else.
+    connection = connections[router.db_for_read(Retrieval)]
     where = "t.team_id = %s AND t.created_at >= %s AND t.created_at < %s"
     values: list[Any] = [window.team_id, connection.ops.adapt_datetimefield_value(window.start),
                          connection.ops.adapt_datetimefield_value(window.end)]

@@ -13,7 +13,7 @@ call, so the statement is written out here instead of being compiled by the ORM 
 
 from datetime import datetime
 
-from django.db import connection
+from django.db import connections, router
 
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
@@ -48,6 +48,7 @@ def default_layers(
     the seed's order, the workspace's and the user's by importance, then the seed's order —
     plus "overflow": the ids of up to OVERFLOW_REPORTED more per part that did not make it
     (reported as over_limit, not shown). Nodes come without search_tokens (deferred)."""
+    connection = connections[router.db_for_read(Node)]  # the replica on a dashboard page (config.db_router)
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
     if domain:

@@ -19,8 +19,10 @@ from django.core.management import CommandError, call_command
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from memory.api.mcp_http import is_loopback
+from memory.api.mcp_limits import THROTTLED
 
 REPO = Path(__file__).resolve().parents[2]
 FACT = {"operation": "create", "workspace_id": "w1",
@@ -157,3 +159,57 @@ def test_http_refuses_a_key_given_on_the_command_line(monkeypatch):
     monkeypatch.setattr("memory.management.commands.mcp.serve_http", serve)
     with pytest.raises(CommandError, match="--key is for stdio only: over --http every request sends its own"):
         call_command("mcp", "--http", "--key", "mk_revoked_or_not")
+
+
+def start_http(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """`manage.py mcp --http` with `env` on a free loopback port: (process, URL of /mcp)."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "manage.py", "mcp", "--http", "--port", str(port)], cwd=REPO, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError(f"the HTTP server did not start: {process.stderr.read().decode()}") from None
+            time.sleep(0.1)
+
+
+def test_http_past_the_keys_rate_the_sdk_client_gets_the_throttled_error_and_raw_http_a_429(served):
+    """The production settings (not the test ones, which switch rate limits off), a key allowed
+    8 requests a minute and an address 2 refusals: the SDK client's session spends some of them
+    on its handshake, then a tool call fails with the API's 429 message."""
+    env, key, _ = served
+    process, url = start_http({**env, "DJANGO_SETTINGS_MODULE": "config.settings", "MEMORY_THROTTLE": "true",
+                               "MEMORY_RATE_KEY": "8/min", "MEMORY_RATE_ANON": "2/min"})
+
+    async def scenario():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        answers = []
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            for _ in range(10):
+                try:
+                    answers.append(await client.call_tool("memory_search", {"workspace_id": "w1", "query_text": "x"}))
+                except MCPError as error:
+                    return answers, error
+        return answers, None
+
+    try:
+        answers, error = anyio.run(scenario)
+        raw = httpx.post(url, json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, timeout=10,
+                         headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+        refused = [httpx.post(url, json={}, timeout=10, headers={"Authorization": "Bearer mk_nosuch_secret"}).status_code
+                   for _ in range(3)]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert 1 <= len(answers) < 8 and not any(answer.is_error for answer in answers)
+    assert error is not None and error.error.code == THROTTLED
+    assert error.error.message.startswith("Request was throttled. Expected available in")
+    assert error.error.data["error"]["code"] == "throttled"
+    assert raw.status_code == 429 and 1 <= int(raw.headers["retry-after"]) <= 60
+    assert raw.json()["error"]["data"]["error"]["code"] == "throttled"
+    assert refused == [401, 401, 429]

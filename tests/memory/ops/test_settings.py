@@ -45,3 +45,37 @@ def test_a_pool_smaller_than_its_minimum_fails_loudly():
                                  "DATABASE_URL": "postgres://m@h:5432/m", "DATABASE_POOL_MAX": "2", "DATABASE_POOL_MIN": "3"})
     assert result.returncode != 0
     assert "DATABASE_POOL_MIN must be <= 2, got 3" in result.stderr
+
+
+REPLICA = ("import json; from django.conf import settings; dbs = settings.DATABASES;"
+           " print(json.dumps({'aliases': sorted(dbs), 'reads': settings.MEMORY_REPLICA_READS,"
+           " 'pin': settings.MEMORY_REPLICA_PIN_SECONDS, 'routers': settings.DATABASE_ROUTERS,"
+           " 'replica': {k: dbs['replica'].get(k) for k in ('HOST', 'NAME', 'OPTIONS')} if 'replica' in dbs else None}))")
+
+
+def replica_settings(**env: str) -> subprocess.CompletedProcess:
+    base = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE_", "CONN_MAX_AGE"))}
+    return subprocess.run([sys.executable, "-c", REPLICA], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+
+
+def test_without_a_replica_url_there_is_one_database_and_no_replica_reads():
+    found = json.loads(replica_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory").stdout)
+    assert (found["aliases"], found["reads"], found["replica"]) == (["default"], False, None)
+
+
+def test_a_replica_url_adds_the_replica_alias_with_the_primarys_pool():
+    found = json.loads(replica_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory",
+                                        DATABASE_REPLICA_URL="postgres://memory@replica.internal:5432/memory",
+                                        DATABASE_POOL_MAX="4", DATABASE_REPLICA_PIN_SECONDS="5").stdout)
+    assert (found["aliases"], found["reads"], found["pin"]) == (["default", "replica"], True, 5)
+    assert found["replica"]["HOST"] == "replica.internal"
+    assert found["replica"]["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 4, "timeout": 10}
+    assert found["routers"] == ["config.db_router.DashboardReplicaRouter"]
+
+
+def test_a_replica_on_another_engine_fails_loudly():
+    result = replica_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory",
+                              DATABASE_REPLICA_URL="sqlite:////tmp/replica.sqlite3")
+    assert result.returncode != 0
+    assert "DATABASE_REPLICA_URL must use the same engine as DATABASE_URL" in result.stderr
