@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults scale clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -69,6 +69,12 @@ load: $(STAMP)
 # The same stack under load: PostgreSQL stopped, Redis stopped, the worker SIGKILLed mid-job.
 faults: $(STAMP)
 	$(PY) benchmarks/faults.py
+
+# docs/performance.md: one team at 1M nodes and 1M messages, 1,000 teams of 1k nodes, EXPLAIN plans.
+# PostgreSQL only (DATABASE_URL names the server; the database memory_scale is recreated).
+# SCALE_ARGS=--reuse measures again without reloading; SCALE_ARGS=--quick is a one-minute smoke run.
+scale: $(STAMP)
+	$(PY) benchmarks/scale.py $(SCALE_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -225,6 +225,12 @@ class Node(models.Model):
             # reaches (memory.selectors.conflicts). Not partial: SQLite uses a partial index only
             # when the query repeats its condition as a literal, never with a bound parameter.
             models.Index(fields=["team", "key", "slot", "user_id", "workspace_id"], name="node_slot_owner_idx"),
+            # A team's newest node id in one index probe: the dashboard list (newest first) needs it
+            # as a bound, or the planner walks the primary key backwards past every newer row of
+            # other teams — 1M rows, ~1 s, for a large team that went quiet (docs/performance.md).
+            models.Index(fields=["team", "-id"], name="node_team_recent_idx"),
+            # The dashboard's counts per status read this index alone instead of the table.
+            models.Index(fields=["team", "status", "expires_at", "id"], name="node_team_status_idx"),
         ]
         constraints = [
             # One active node per slot of one owner: a repeated or racing write finds the
