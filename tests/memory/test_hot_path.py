@@ -115,3 +115,19 @@ def test_the_rendered_size_is_the_length_of_the_rendered_block():
             if items and rng.random() < 0.2:  # the last item never has a follow-up after it
                 size.remove(items.pop())
             assert size.chars == len(render(items))
+
+
+def test_the_memory_browser_is_bounded_by_the_teams_newest_node_only(principal, other_principal):
+    """node_browse bounds ids by the team's newest (a planner aid at scale); every node of the
+    team is still listed, newest first, however many other teams wrote after it."""
+    from django_scopes import scope
+
+    from memory.selectors.dashboard import node_browse
+
+    mine = [make_node(principal, title=f"mine {index}").pk for index in range(3)]
+    for index in range(5):
+        make_node(other_principal, title=f"theirs {index}")
+    with scope(team=principal.team):
+        assert list(node_browse(principal=principal, filters={}).values_list("pk", flat=True)) == mine[::-1]
+    with scope(team=other_principal.team):
+        assert node_browse(principal=other_principal, filters={"user_id": "nobody"}).count() == 0
