@@ -1,0 +1,134 @@
+"""Reading the team synonym lexicon, and expanding a query with it (seed 004 BusinessLexicon
+同义词; R-QUERY: deterministic query expansion instead of vectors).
+
+A query term matches a synonym set's term when every token of the term (its query tokens:
+words, stems, CJK bigrams; a one-character term its character alone) is among the query's
+tokens. The set's other terms then join the query: their tokens are added after the query's
+own, each at LEXICON_SHARE of the weight of the line the matched term came from
+(memory.search.text.query_token_weights), so they find candidates of their own — a memory that
+says 敏感 is found by a question about 过敏 — but count for less than what the user said.
+Sets in reach: the team's (workspace_id "") and those of the call's workspace.
+
+Cost: one small aggregate query per call (count, last id, last change of the team's sets);
+the team's sets are read and tokenised again only when that changes, and kept per process
+(at most CACHED_TEAMS teams).
+"""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, QuerySet
+
+from accounts.principal import Principal
+from memory.lexicon_models import LexiconSet
+from memory.search.text import query_tokens
+
+# Measured on MADial and LoCoMo with the Cilin thesaurus (docs/retrieval.md): 0.3 best of
+# 0.2 / 0.3 / 0.5 / 1.0.
+LEXICON_SHARE = 0.3
+EXPANSION_TOKENS_MAX = 64  # synonym tokens one query gains at most (the heaviest, then the latest)
+CACHED_TEAMS = 64
+
+
+def lexicon_sets(*, principal: Principal, workspace_id: str | None = None) -> QuerySet[LexiconSet]:
+    """The team's synonym sets the principal may read, oldest first: all of them, or for a key
+    limited to workspaces the team-wide ones and its workspaces'. `workspace_id` narrows to one
+    level ("" = team-wide only)."""
+    sets = LexiconSet.objects.filter(team=principal.team)
+    if principal.workspace_ids is not None:
+        sets = sets.filter(workspace_id__in=["", *sorted(principal.workspace_ids)])
+    if workspace_id is not None:
+        sets = sets.filter(workspace_id=workspace_id)
+    return sets.order_by("pk")
+
+
+def lexicon_set_get(*, principal: Principal, set_id: int) -> LexiconSet | None:
+    return lexicon_sets(principal=principal).filter(pk=set_id).first()
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A team's lexicon ready for matching: per set its workspace and its terms' tokens, and
+    for each term's first token the (term tokens, set) pairs that start with it."""
+
+    workspaces: tuple[str, ...]
+    set_terms: tuple[tuple[tuple[str, ...], ...], ...]
+    by_first: dict[str, tuple[tuple[tuple[str, ...], int], ...]]
+
+
+_CACHE: "OrderedDict[int, tuple[tuple, _Compiled]]" = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _term_tokens(term: str) -> tuple[str, ...]:
+    return tuple(query_tokens(term, None))
+
+
+def _compile(rows: Sequence[tuple[str, list[str]]]) -> _Compiled:
+    workspaces: list[str] = []
+    set_terms: list[tuple[tuple[str, ...], ...]] = []
+    by_first: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+    for index, (workspace_id, terms) in enumerate(rows):
+        tokenised = tuple(tokens for tokens in map(_term_tokens, terms) if tokens)
+        workspaces.append(workspace_id)
+        set_terms.append(tokenised)
+        for tokens in tokenised:
+            by_first.setdefault(tokens[0], []).append((tokens, index))
+    return _Compiled(tuple(workspaces), tuple(set_terms), {token: tuple(pairs) for token, pairs in by_first.items()})
+
+
+def _compiled(team_id: int) -> _Compiled | None:
+    sets = LexiconSet.objects.filter(team_id=team_id)
+    stamp = sets.aggregate(n=Count("pk"), top=Max("pk"), last=Max("updated_at"))
+    if not stamp["n"]:
+        return None
+    key = (stamp["n"], stamp["top"], stamp["last"])
+    with _LOCK:
+        cached = _CACHE.get(team_id)
+        if cached is not None and cached[0] == key:
+            _CACHE.move_to_end(team_id)
+            return cached[1]
+    compiled = _compile(list(sets.order_by("pk").values_list("workspace_id", "terms")))
+    with _LOCK:
+        _CACHE[team_id] = (key, compiled)
+        _CACHE.move_to_end(team_id)
+        while len(_CACHE) > CACHED_TEAMS:
+            _CACHE.popitem(last=False)
+    return compiled
+
+
+def lexicon_expand(*, team_id: int, workspace_id: str, tokens: Sequence[str],
+                   token_weights: dict[str, float]) -> tuple[list[str], dict[str, float]]:
+    """The query's tokens with the synonyms of its terms added after them, and the token
+    weights with theirs (LEXICON_SHARE × the matched term's weight; a token of several
+    matched sets keeps its largest). Without a set in reach that matches, the inputs are
+    returned unchanged. `token_weights` as memory.search.text.query_token_weights gives them
+    (missing: 1)."""
+    if not tokens:
+        return list(tokens), token_weights
+    compiled = _compiled(team_id)
+    if compiled is None:
+        return list(tokens), token_weights
+    present = set(tokens)
+    gained: dict[str, float] = {}
+    for token in tokens:
+        for term, index in compiled.by_first.get(token, ()):
+            if compiled.workspaces[index] not in ("", workspace_id):
+                continue
+            if len(term) > 1 and not present.issuperset(term):
+                continue
+            weight = LEXICON_SHARE * min(token_weights.get(part, 1.0) for part in term)
+            for other in compiled.set_terms[index]:
+                if other == term:
+                    continue
+                for synonym in other:
+                    if synonym not in present and weight > gained.get(synonym, 0.0):
+                        gained[synonym] = weight
+    if not gained:
+        return list(tokens), token_weights
+    chosen = sorted(gained, key=lambda token: -gained[token])[:EXPANSION_TOKENS_MAX]
+    weights = dict(token_weights)
+    weights.update({token: gained[token] for token in chosen})
+    return [*tokens, *chosen], weights
