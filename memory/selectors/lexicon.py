@@ -28,7 +28,7 @@ from memory.search.text import query_tokens
 # Measured on MADial and LoCoMo with the Cilin thesaurus (docs/retrieval.md): 0.3 best of
 # 0.2 / 0.3 / 0.5 / 1.0.
 LEXICON_SHARE = 0.3
-EXPANSION_TOKENS_MAX = 64  # synonym tokens one query gains at most (the heaviest, then the latest)
+EXPANSION_TOKENS_MAX = 32  # synonym tokens one query gains at most (the heaviest, then the latest)
 CACHED_TEAMS = 64
 
 
@@ -112,23 +112,32 @@ def lexicon_expand(*, team_id: int, workspace_id: str, tokens: Sequence[str],
     if compiled is None:
         return list(tokens), token_weights
     present = set(tokens)
-    gained: dict[str, float] = {}
+    position = {token: index for index, token in enumerate(tokens)}
+    gained: dict[str, tuple[float, int]] = {}  # synonym token → (weight, position of its matched term)
     for token in tokens:
         for term, index in compiled.by_first.get(token, ()):
             if compiled.workspaces[index] not in ("", workspace_id):
                 continue
             if len(term) > 1 and not present.issuperset(term):
                 continue
-            weight = LEXICON_SHARE * min(token_weights.get(part, 1.0) for part in term)
+            found = (LEXICON_SHARE * min(token_weights.get(part, 1.0) for part in term),
+                     max(position[part] for part in term))
             for other in compiled.set_terms[index]:
                 if other == term:
                     continue
                 for synonym in other:
-                    if synonym not in present and weight > gained.get(synonym, 0.0):
-                        gained[synonym] = weight
+                    if synonym not in present and found > gained.get(synonym, (0.0, -1)):
+                        gained[synonym] = found
     if not gained:
         return list(tokens), token_weights
-    chosen = sorted(gained, key=lambda token: -gained[token])[:EXPANSION_TOKENS_MAX]
+    chosen = sorted(gained, key=lambda token: (-gained[token][0], -gained[token][1]))[:EXPANSION_TOKENS_MAX]
+    after: dict[int, list[str]] = {}
+    for synonym in sorted(chosen, key=lambda token: gained[token][1]):
+        after.setdefault(gained[synonym][1], []).append(synonym)
+    expanded: list[str] = []
+    for index, token in enumerate(tokens):
+        expanded.append(token)
+        expanded.extend(after.get(index, ()))
     weights = dict(token_weights)
-    weights.update({token: gained[token] for token in chosen})
-    return [*tokens, *chosen], weights
+    weights.update({token: gained[token][0] for token in chosen})
+    return expanded, weights
