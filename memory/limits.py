@@ -126,4 +126,5 @@ IMPORT_LIST_MAX: dict[str, tuple[int, int]] = {
     "node.tags": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
     "node.entities": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
     "node.category_path": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "lexicon_set.terms": (LEXICON_TERMS_MAX, LEXICON_TERM_MAX),
 }
