@@ -20,6 +20,7 @@ import random
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,8 @@ from accounts.services import agent_key_create, team_create  # noqa: E402
 from memory.lexicon_models import LexiconSet  # noqa: E402
 from memory.search.text import query_token_weights, query_tokens  # noqa: E402
 from memory.search.thesauri import thesaurus_sets  # noqa: E402
+from memory.selectors import messages as messages_selector  # noqa: E402
+from memory.selectors import query as query_selector  # noqa: E402
 from memory.selectors.budget import budget_resolve  # noqa: E402
 from memory.selectors.context import context_build  # noqa: E402
 from memory.selectors.context_gather import ContextRequest  # noqa: E402
@@ -112,6 +115,15 @@ def main() -> None:
             expand(queries[0])  # the first call after a change reads and compiles the sets
             with_lexicon = timed(queries, context)
             expand_with = timed(queries, expand)
+            # Paired, call by call: the same query without the expansion code at all (as before
+            # the lexicon existed) and with the lexicon, alternating, so the machine's drift
+            # under other load hits both alike.
+            paired = []
+            for query in queries:
+                with without_expansion():
+                    off = timed([query], context)[0]
+                on = timed([query], context)[0]
+                paired.append((off, on))
             LexiconSet.objects.filter(team=team).delete()
             after = timed(queries, context)
         print(f"{connection_vendor()}; {args.nodes} nodes, {args.messages} messages; lexicon {args.lexicon}: "
@@ -119,12 +131,30 @@ def main() -> None:
         print(summary("context, no lexicon", before))
         print(summary(f"context, lexicon {args.lexicon}", with_lexicon))
         print(summary("context, no lexicon again", after))
+        off, on = [item[0] for item in paired], [item[1] for item in paired]
+        print(summary("paired: without expansion code", off))
+        print(summary(f"paired: with lexicon {args.lexicon}", on))
+        print(f"{'paired difference (on - off)':<34} p50 {statistics.median(b - a for a, b in paired):7.2f} ms")
         print(summary("lexicon_expand alone, none", expand_none))
         print(summary(f"lexicon_expand alone, {args.lexicon}", expand_with))
         print("load average (1, 5, 15 min):", " ".join(f"{value:.2f}" for value in os.getloadavg()))
     finally:
         with scopes_disabled():
             Team.objects.filter(pk=team.pk).delete()
+
+
+@contextmanager
+def without_expansion():
+    """The selectors as they were before the lexicon: no expansion, no version read."""
+    def passthrough(*, team_id, workspace_id, tokens, token_weights):
+        return list(tokens), token_weights
+
+    saved = query_selector.lexicon_expand, messages_selector.lexicon_expand
+    query_selector.lexicon_expand = messages_selector.lexicon_expand = passthrough
+    try:
+        yield
+    finally:
+        query_selector.lexicon_expand, messages_selector.lexicon_expand = saved
 
 
 def connection_vendor() -> str:

@@ -33,3 +33,14 @@ class LexiconSet(models.Model):
 
     def __str__(self) -> str:
         return " / ".join(self.terms)
+
+
+class LexiconVersion(models.Model):
+    """How often the team's synonym sets changed: bumped in the transaction of every change
+    (memory.services.lexicon, the importer), so a search checks for changes by one primary-key
+    read instead of scanning the sets (memory.selectors.lexicon). No row: the team never had a set."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    version = models.BigIntegerField(default=0)
+
+    objects = ScopedManager(team="team")

@@ -9,9 +9,9 @@ own, each at LEXICON_SHARE of the weight of the line the matched term came from
 says 敏感 is found by a question about 过敏 — but count for less than what the user said.
 Sets in reach: the team's (workspace_id "") and those of the call's workspace.
 
-Cost: one small aggregate query per call (count, last id, last change of the team's sets);
-the team's sets are read and tokenised again only when that changes, and kept per process
-(at most CACHED_TEAMS teams).
+Cost: one primary-key read per call (the team's LexiconVersion, bumped by every change); the
+team's sets are read and tokenised again only when it changes, and kept per process (at most
+CACHED_TEAMS teams).
 """
 
 import threading
@@ -19,10 +19,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import QuerySet
 
 from accounts.principal import Principal
-from memory.lexicon_models import LexiconSet
+from memory.lexicon_models import LexiconSet, LexiconVersion
 from memory.search.text import query_tokens
 
 # Measured on MADial and LoCoMo with the Cilin thesaurus (docs/retrieval.md): 0.3 best of
@@ -58,7 +58,7 @@ class _Compiled:
     by_first: dict[str, tuple[tuple[tuple[str, ...], int], ...]]
 
 
-_CACHE: "OrderedDict[int, tuple[tuple, _Compiled]]" = OrderedDict()
+_CACHE: "OrderedDict[int, tuple[int, _Compiled | None]]" = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -80,19 +80,18 @@ def _compile(rows: Sequence[tuple[str, list[str]]]) -> _Compiled:
 
 
 def _compiled(team_id: int) -> _Compiled | None:
-    sets = LexiconSet.objects.filter(team_id=team_id)
-    stamp = sets.aggregate(n=Count("pk"), top=Max("pk"), last=Max("updated_at"))
-    if not stamp["n"]:
+    version = LexiconVersion.objects.filter(team_id=team_id).values_list("version", flat=True).first()
+    if version is None:
         return None
-    key = (stamp["n"], stamp["top"], stamp["last"])
     with _LOCK:
         cached = _CACHE.get(team_id)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] == version:
             _CACHE.move_to_end(team_id)
             return cached[1]
-    compiled = _compile(list(sets.order_by("pk").values_list("workspace_id", "terms")))
+    rows = list(LexiconSet.objects.filter(team_id=team_id).order_by("pk").values_list("workspace_id", "terms"))
+    compiled = _compile(rows) if rows else None
     with _LOCK:
-        _CACHE[team_id] = (key, compiled)
+        _CACHE[team_id] = (version, compiled)
         _CACHE.move_to_end(team_id)
         while len(_CACHE) > CACHED_TEAMS:
             _CACHE.popitem(last=False)

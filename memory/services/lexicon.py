@@ -3,8 +3,9 @@
 Team admins only (an admin login or an admin key; R-TEN). A set is saved or deleted and
 audited in one transaction (`memory.lexicon.created|updated|deleted`, payload `{"before",
 "after"}` with the set's workspace and terms; a bulk load is one `memory.lexicon.loaded`
-event with its counts). What is saved here applies to the next search or context call
-(memory.selectors.lexicon notices the change by one small query).
+event with its counts). Each change also bumps the team's LexiconVersion, in the same
+transaction: the next search or context call notices it by one primary-key read
+(memory.selectors.lexicon).
 
 A term is stored as memory.search.text.normalize gives it (NFKC, case-fold, traditional →
 simplified) with its runs of white space made one space; it must keep at least one
@@ -15,17 +16,19 @@ holds at most limits.LEXICON_SETS_MAX sets.
 """
 
 import hashlib
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import AccessDenied, InvalidInput, NotFound
-from memory.lexicon_models import LexiconSet
+from memory.lexicon_models import LexiconSet, LexiconVersion
 from memory.search.text import normalize, query_tokens
 from memory.services.audit import audit_record
 from memory.validation import clean_identity, text_problem
@@ -34,6 +37,15 @@ from memory.validation import clean_identity, text_problem
 def _require_admin(principal: Principal) -> None:
     if not (principal.is_admin or principal.kind == "system"):  # a management command acts as an admin
         raise AccessDenied("only team admins edit the synonym lexicon")
+
+
+def lexicon_touch(*, team) -> None:
+    """Count one change of `team`'s synonym sets; call inside the change's transaction. The row
+    is locked until the transaction ends, so concurrent changes count one after the other."""
+    # A new row starts from the clock, not from 0: a team id used again (a test database rolled
+    # back, a restored backup) never finds the sets of the team before it in a process's cache.
+    LexiconVersion.objects.select_for_update().get_or_create(team=team, defaults={"version": time.time_ns()})
+    LexiconVersion.objects.filter(team=team).update(version=F("version") + 1)
 
 
 def term_problem(term: str) -> str | None:
@@ -139,6 +151,7 @@ def lexicon_set_save(*, principal: Principal, terms: Any, workspace_id: str | No
                 row.save()
         except IntegrityError:
             raise _duplicate(target) from None
+        lexicon_touch(team=principal.team)
         audit_record(principal=principal, event_type=f"memory.lexicon.{'updated' if before else 'created'}",
                      workspace_id=target, payload={"before": before, "after": _snapshot(row)})
     return row
@@ -152,6 +165,7 @@ def lexicon_set_delete(*, principal: Principal, set_id: int) -> None:
         principal.check_workspace(row.workspace_id)
         before = _snapshot(row)
         row.delete()
+        lexicon_touch(team=principal.team)
         audit_record(principal=principal, event_type="memory.lexicon.deleted", workspace_id=before["workspace_id"],
                      payload={"before": before, "after": None})
 
@@ -221,6 +235,7 @@ def lexicon_load(*, principal: Principal, sets: Iterable[Iterable[str]], source:
             raise InvalidInput(message, fields={"source": [message]})
         LexiconSet.objects.bulk_create(rows, batch_size=500)
         report.created = len(rows)
+        lexicon_touch(team=principal.team)
         audit_record(principal=principal, event_type="memory.lexicon.loaded", workspace_id=workspace_id,
                      payload={"source": source, "created": report.created, "present": report.present,
                               "replaced": report.replaced, "skipped": report.skipped})

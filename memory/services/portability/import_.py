@@ -38,7 +38,7 @@ from memory.models import Node, NodeSource, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
-from memory.services.lexicon import lexicon_terms_clean, terms_key
+from memory.services.lexicon import lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
 from memory.services.portability.checks import (
@@ -372,9 +372,11 @@ def _import(principal: Principal, request: ExportRequest, manifest: dict[str, An
         raise bad_line(reader.number, f"the end record's counts {end.get('counts')} differ from the records read {written}")
     if end.get("sha256") != digest:
         raise bad_line(reader.number, "the checksum does not match: the file was changed or cut after export")
-    if "lexicon_set" in written and LexiconSet.objects.filter(team=team).count() > limits.LEXICON_SETS_MAX:
-        raise InvalidInput(f"the import would leave the team more than {limits.LEXICON_SETS_MAX} synonym sets",
-                           fields={"file": ["too many synonym sets"]})
+    if "lexicon_set" in written:
+        if LexiconSet.objects.filter(team=team).count() > limits.LEXICON_SETS_MAX:
+            raise InvalidInput(f"the import would leave the team more than {limits.LEXICON_SETS_MAX} synonym sets",
+                               fields={"file": ["too many synonym sets"]})
+        lexicon_touch(team=team)
     if any(name == "budget_policy" for name in written):
         policy = SPECS["budget_policy"].model.objects.filter(team=team, workspace_id="").first()
         if policy is not None:
