@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from accounts.principal import Principal
@@ -80,8 +81,21 @@ def _compile(rows: Sequence[tuple[str, list[str]]]) -> _Compiled:
     return _Compiled(tuple(workspaces), tuple(set_terms), {token: tuple(pairs) for token, pairs in by_first.items()})
 
 
+def _version(team_id: int) -> int | None:
+    """The team's LexiconVersion, None when it never had a set. Plain SQL: it runs on every
+    search, and the ORM's overhead was three to four times the read itself (0.47 vs 0.12 ms on
+    PostgreSQL, 0.28 vs 0.02 ms on SQLite, docs/retrieval.md)."""
+    meta = LexiconVersion._meta
+    sql = (f"SELECT {connection.ops.quote_name('version')} FROM {connection.ops.quote_name(meta.db_table)} "
+           f"WHERE {connection.ops.quote_name(meta.pk.column)} = %s")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [team_id])
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
 def _compiled(team_id: int) -> _Compiled | None:
-    version = LexiconVersion.objects.filter(team_id=team_id).values_list("version", flat=True).first()
+    version = _version(team_id)
     if version is None:
         return None
     with _LOCK:
