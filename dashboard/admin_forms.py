@@ -203,3 +203,24 @@ class CategoryForm(forms.Form):
         data = self.cleaned_data
         return CategoryInput(domain=data["domain"], path=data["path"].strip().strip("/"),
                              description=data["description"])
+
+
+TERM_SEPARATORS = re.compile(r"[\n,，、]")
+
+
+class LexiconSetForm(forms.Form):
+    """One synonym set (memory.services.lexicon): its terms, one per line or separated by commas."""
+
+    terms = forms.CharField(
+        max_length=limits.LEXICON_TERMS_MAX * (4 * limits.LEXICON_TERM_MAX + 1),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=f"2–{limits.LEXICON_TERMS_MAX} equivalent terms, one per line or separated by commas: 过敏, 敏感, allergy")
+    workspace_id = forms.CharField(label="Workspace", required=False, max_length=limits.IDENTITY_MAX,
+                                   help_text="empty: the whole team")
+
+    @staticmethod
+    def initial_of(row) -> dict[str, Any]:
+        return {"terms": "\n".join(row.terms), "workspace_id": row.workspace_id}
+
+    def cleaned_terms(self) -> list[str]:
+        return [term.strip() for term in TERM_SEPARATORS.split(self.cleaned_data["terms"]) if term.strip()]

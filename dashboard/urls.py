@@ -1,6 +1,19 @@
 from django.urls import path
 
-from dashboard.views import audit, budgets, exports, keys, kpis, members, memories, nodes, preview, schema, sessions
+from dashboard.views import (
+    audit,
+    budgets,
+    exports,
+    keys,
+    kpis,
+    lexicon,
+    members,
+    memories,
+    nodes,
+    preview,
+    schema,
+    sessions,
+)
 
 app_name = "dashboard"
 
@@ -19,4 +32,5 @@ urlpatterns = [
     path("members", members.members_page, name="members"),
     path("keys", keys.keys_page, name="keys"),
     path("schema", schema.schema_page, name="schema"),
+    path("lexicon", lexicon.lexicon_page, name="lexicon"),
 ]

@@ -93,6 +93,11 @@ SIMULATION_CALLS_MAX = 500
 
 INSTRUCTIONS_MAX = 2_000  # characters of a team's or a workspace's pinned instructions (L0)
 
+# The team synonym lexicon (seed 004 BusinessLexicon; memory.lexicon_models.LexiconSet).
+LEXICON_TERMS_MAX = 32  # terms of one synonym set (2 at least)
+LEXICON_TERM_MAX = 64  # characters of one term, once normalised
+LEXICON_SETS_MAX = 20_000  # synonym sets of a team, its workspaces' included
+
 KEY_NAME_MAX = 200  # characters of an agent key's name
 SCHEMA_DESCRIPTION_MAX = 200  # characters of a schema rule's or category's description
 FORGET_NODES_MAX = 1_000  # nodes one forget call may remove (a wider selector: 400, narrow it)
@@ -121,4 +126,5 @@ IMPORT_LIST_MAX: dict[str, tuple[int, int]] = {
     "node.tags": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
     "node.entities": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
     "node.category_path": (NODE_LIST_ITEMS_MAX, NODE_LIST_ITEM_MAX),
+    "lexicon_set.terms": (LEXICON_TERMS_MAX, LEXICON_TERM_MAX),
 }

@@ -396,6 +396,7 @@ from memory.capture_models import CaptureJob, JobKind, JobStatus  # noqa: E402,F
 from memory.embedding_models import Embedding  # noqa: E402,F401 - registers the model
 from memory.instruction_models import PinnedInstructions  # noqa: E402,F401 - registers the model
 from memory.kpi_models import OutcomeSource, ProposalOutcome, RetrievalFeedback  # noqa: E402,F401 - registers the models
+from memory.lexicon_models import LexiconSet, LexiconVersion  # noqa: E402,F401 - registers the models
 from memory.ops_models import Heartbeat  # noqa: E402,F401 - registers the model
 from memory.policy_models import BudgetPolicy  # noqa: E402,F401 - registers the model
 from memory.profile_models import ProfileGenerator, ProfileReason, UserProfile, UserProfileVersion  # noqa: E402,F401 - registers the models

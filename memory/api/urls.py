@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from memory.api import capture_views, kpi_views, policy_views, portability_views, sessions, views, working_views
+from memory.api import capture_views, kpi_views, lexicon_views, policy_views, portability_views, sessions, views, working_views
 from memory.api import governance_views as gv
 from memory.api import profile_views as pv
 
@@ -40,6 +40,8 @@ urlpatterns = [
     # `path`: a workspace id may contain "/".
     path("policies/workspaces/<path:workspace_id>", policy_views.WorkspacePolicyView.as_view(),
          name="api-policy-workspace"),
+    path("lexicon", lexicon_views.LexiconListView.as_view(), name="api-lexicon"),
+    path("lexicon/<id:set_id>", lexicon_views.LexiconSetView.as_view(), name="api-lexicon-set"),
     path("export", portability_views.ExportView.as_view(), name="api-export"),
     path("import", portability_views.ImportView.as_view(), name="api-import"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),

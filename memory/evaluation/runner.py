@@ -33,6 +33,7 @@ from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import Owner
 from memory.selectors.query import MemoryQuery, memory_query
 from memory.services.embeddings import embeddings_refresh
+from memory.services.lexicon import lexicon_load
 from memory.services.messages import MessageInput, messages_append
 from memory.services.node_input import NodeInput
 from memory.services.nodes import node_create
@@ -102,6 +103,13 @@ def _drop(run: Run) -> None:
             Team.objects.filter(pk=run.team.pk).delete()
 
 
+def _load_lexicon(run: Run, sets: Sequence[Sequence[str]], log: Callable[[str], None]) -> None:
+    """A synonym lexicon for the evaluation team (a general thesaurus; never one built from the data)."""
+    if sets:
+        report = lexicon_load(principal=run.principal, sets=sets, source="evaluate")
+        log(f"lexicon: {report.created} synonym sets loaded, skipped {report.skipped}")
+
+
 def _budget(run: Run, top_n: int, max_chars: int):
     return budget_resolve({"top_n": top_n, "max_chars": max_chars}, team=run.team, workspace_id=WORKSPACE)
 
@@ -160,7 +168,8 @@ def _l5_units(context, turn_of: dict[int, str]) -> list[set[str]]:
 
 
 def locomo_evaluate(conversations: Sequence[Conversation], *, budget_top_n: int = 10, budget_chars: int = 1500,
-                    keep: bool = False, log: Callable[[str], None] = print) -> dict:
+                    keep: bool = False, log: Callable[[str], None] = print,
+                    lexicon: Sequence[Sequence[str]] = ()) -> dict:
     """Score LoCoMo: per conversation and overall, recall@k (LOCOMO_KS) of
     - "context": the context call's L5 items (relevant nodes and earlier messages, in rank order);
     - "search": the search call's relevant nodes (by their source turns);
@@ -175,6 +184,7 @@ def locomo_evaluate(conversations: Sequence[Conversation], *, budget_top_n: int 
         run.keep = keep
         try:
             with scope(team=run.team):
+                _load_lexicon(run, lexicon, log)
                 for conversation in conversations:
                     started = time.perf_counter()
                     turn_of = _load_conversation(run, conversation)
@@ -228,7 +238,7 @@ def _locomo_questions(run: Run, conversation: Conversation, turn_of: dict[int, s
 
 
 def madial_evaluate(memories: Sequence[Memory], dialogues: Sequence[Dialogue], *, keep: bool = False,
-                    log: Callable[[str], None] = print) -> dict:
+                    log: Callable[[str], None] = print, lexicon: Sequence[Sequence[str]] = ()) -> dict:
     """Score MADial-Bench zh: memories are user-scope facts of one end user; each dialogue's
     turns before the test turn are the query (its last QUERY_TEXT_MAX characters). Recall@k
     (MADIAL_KS) of the context call's L5 nodes, of the search call, and of the baseline over
@@ -240,6 +250,7 @@ def madial_evaluate(memories: Sequence[Memory], dialogues: Sequence[Dialogue], *
     run.keep = keep
     try:
         with scope(team=run.team):
+            _load_lexicon(run, lexicon, log)
             with override_settings(MEMORY_CAPTURE_THREADS=False):
                 memory_of = _load_memories(run, memories)
             embeddings_refresh(team=run.team, limit=EMBED_ALL)

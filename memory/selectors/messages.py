@@ -10,6 +10,7 @@ from memory.models import Message, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.text import episodic_token, normalize, owner_token, query_token_weights, query_tokens, temporal_expansions
+from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
 
 MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
@@ -83,8 +84,10 @@ def messages_search(
         return values["session__workspace_id"] == owner.workspace_id and values["session__user_id"] == owner.user_id
 
     expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
+    tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=owner.workspace_id, tokens=tokens,
+                                           token_weights=query_token_weights(query_text))
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
-                  expansions=expansions, token_weights=query_token_weights(query_text), fields=_REACH_FIELDS)
+                  expansions=expansions, token_weights=token_weights, fields=_REACH_FIELDS)
     # Session evidence re-ranks the keyword hits by their scores; the dense ranking then joins by rank.
     ranked = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
     ranked = _with_dense(principal, ranked, owner, session, query_text)

@@ -3,12 +3,12 @@
 - team: every row of the team of every record type;
 - workspace W: the sessions of W (their messages, summaries, working memory, capture jobs),
   the nodes whose workspace_id is W (workspace scope, and session scope in W's sessions),
-  W's budget policy and pinned instructions, and the audit events about W;
+  W's budget policy, pinned instructions and synonym sets, and the audit events about W;
 - user U: the sessions of U in every workspace (with what hangs from them), the nodes whose
   user_id is U (user scope, and session scope in U's sessions), U's profile and its versions,
   and the audit events about U.
 Configuration of the whole team (controlled schema, synonyms, value rules, categories, the
-team policy and instructions) goes with a team export only. The hit ledger, KPI feedback and
+team policy, instructions and team-wide synonym sets) goes with a team export only. The hit ledger, KPI feedback and
 idempotency records are never exported. Every queryset starts from the team (R-TEN).
 """
 
@@ -64,7 +64,7 @@ TEAM_ONLY = ("schema_rule", "key_synonym", "value_rule", "category")
 
 
 NOT_IN = {"workspace": frozenset({*TEAM_ONLY, "profile", "profile_version"}),
-          "user": frozenset({*TEAM_ONLY, "budget_policy", "instructions"}), "team": frozenset()}
+          "user": frozenset({*TEAM_ONLY, "budget_policy", "instructions", "lexicon_set"}), "team": frozenset()}
 
 
 def record_types(kind: str) -> tuple[str, ...]:

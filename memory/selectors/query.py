@@ -27,6 +27,7 @@ from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fuse
 from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
+from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
 from memory.services.nodes import canonical_json, value_hash
@@ -201,8 +202,10 @@ def _relevant(
     # Chinese characters of the query back off its bigrams: 演出 still counts for a memory
     # that says 表演 (docs/retrieval.md, MADial).
     expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
+    tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=query.owner.workspace_id, tokens=tokens,
+                                           token_weights=query_token_weights(query.query_text))
     scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within,
-                  expansions=expansions, token_weights=query_token_weights(query.query_text))
+                  expansions=expansions, token_weights=token_weights)
     model = embedder()
     if model is not None:
         dense = dense_rank(Embedding.objects.filter(team_id=team_id, model=model.name,

@@ -7,7 +7,16 @@ from django.urls import reverse
 from accounts.models import KeyKind
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
-from memory.models import AuditEvent, BudgetPolicy, Message, Node, Summary, UserProfile, UserProfileVersion
+from memory.models import (
+    AuditEvent,
+    BudgetPolicy,
+    LexiconSet,
+    Message,
+    Node,
+    Summary,
+    UserProfile,
+    UserProfileVersion,
+)
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 from memory.services.working_memory import working_memory_put
@@ -41,7 +50,13 @@ def plant(principal, ctx: dict[str, str], marker: str, ws_marker: str = "") -> d
                                           content=marker, reason="consolidate", actor="system:consolidation")
     BudgetPolicy.objects.get_or_create(team=team, workspace_id=ctx["workspace_id"],
                                        defaults={"max_chars": 2000, "updated_by": ws})
-    return {"node": node.pk, "message": messages[0].pk, **ctx}
+    # Synonym sets stored as the canaries are (not normalised): a leaked set shows them as they are.
+    team_set, _ = LexiconSet.objects.get_or_create(team=team, workspace_id="", terms_key=f"plant {marker}"[:64],
+                                                   defaults={"terms": [marker, "planted synonym"], "updated_by": marker})
+    ws_set, _ = LexiconSet.objects.get_or_create(team=team, workspace_id=ctx["workspace_id"],
+                                                 terms_key=f"plant {ws}"[:64],
+                                                 defaults={"terms": [ws, "planted synonym"], "updated_by": ws})
+    return {"node": node.pk, "message": messages[0].pk, "lexicon_team": team_set.pk, "lexicon_ws": ws_set.pk, **ctx}
 
 
 def build_world() -> dict[str, Any]:

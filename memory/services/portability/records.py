@@ -21,6 +21,7 @@ from django.db import models
 from memory.capture_models import CaptureJob
 from memory.errors import InvalidInput
 from memory.instruction_models import PinnedInstructions
+from memory.lexicon_models import LexiconSet
 from memory.limits import ID_MAX, IMPORT_LIST_MAX, IMPORT_TEXT_MAX, NODE_SOURCES_MAX
 from memory.models import AuditEvent, Message, Node, Session, Summary
 from memory.policy_models import BudgetPolicy
@@ -67,6 +68,8 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
     Spec("category", Category, ("domain", "path", "path_text", "description")),
     Spec("budget_policy", BudgetPolicy, POLICY_FIELDS),
     Spec("instructions", PinnedInstructions, ("workspace_id", "text", "updated_at", "updated_by")),
+    # terms_key is not in the file: the importer normalises the terms again and derives it.
+    Spec("lexicon_set", LexiconSet, ("workspace_id", "terms", "created_at", "updated_at", "updated_by")),
     Spec("session", Session, ("workspace_id", "user_id", "external_id", "created_at", "last_message_at",
                               "deleted_at"), keyed=True),
     Spec("message", Message, ("role", "content", "metadata", "created_at", "occurred_at"),

@@ -8,7 +8,7 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from accounts.services import agent_key_create, agent_key_revoke
 from memory.api import urls as api_urls
-from memory.models import BudgetPolicy, Message, UserProfile, UserProfileVersion
+from memory.models import BudgetPolicy, LexiconSet, Message, UserProfile, UserProfileVersion
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 from memory.services.working_memory import working_memory_put
@@ -39,7 +39,9 @@ def world(principal):
     # less), marked so that a leak would show.
     BudgetPolicy.objects.create(team=principal.team, workspace_id="", top_n=10, updated_by=SECRET)
     BudgetPolicy.objects.create(team=principal.team, workspace_id="w1", max_chars=2000, updated_by=SECRET)
-    return {"message": message, "node": node}
+    lexicon = LexiconSet.objects.create(team=principal.team, workspace_id="w1", terms=[SECRET, "香菜"],
+                                        terms_key="isolation", updated_by=SECRET)
+    return {"message": message, "node": node, "lexicon": lexicon}
 
 
 def requests_for(world, retrieval_id):
@@ -85,6 +87,9 @@ def requests_for(world, retrieval_id):
         "api-policies": [("get", reverse("api-policies"), None)],
         "api-policy-workspace": [("get", reverse("api-policy-workspace", args=["w1"]), None)],
         "api-instructions": [("get", reverse("api-instructions") + "?workspace_id=w1", None)],
+        # Writes are for team admins (403 for agent keys): tests/memory/api/test_lexicon_api.py.
+        "api-lexicon": [("get", reverse("api-lexicon"), None)],
+        "api-lexicon-set": [("get", reverse("api-lexicon-set", args=[world["lexicon"].pk]), None)],
         "api-policy-simulate": [],  # team admins only (403 for agent keys): tests/memory/api/test_policy_simulation.py
         "api-export": [],  # team admins only (403 for agent keys): tests/memory/api/test_portability_api.py
         "api-import": [],  # team admins only, likewise

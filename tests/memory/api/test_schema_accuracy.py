@@ -43,8 +43,9 @@ def test_every_operation_with_a_json_body_refuses_an_unknown_field_with_a_400(sc
     retrieval = agent_client.post(reverse("api-context"), {**CTX, "query": "hello"}, format="json").json()
     node = admin.post(reverse("api-memory-propose"), {**CTX, "operation": "create", "node": {
         "scope": "workspace", "type": "fact", "title": "a fact"}}, format="json").json()["node_id"]
+    lexicon_set = admin.post(reverse("api-lexicon"), {"terms": ["过敏", "敏感"]}, format="json").json()["id"]
     ids = {"node_id": node, "retrieval_id": retrieval["retrieval_id"], "user_id": "u1", "session_id": "s1",
-           "workspace_id": "w1"}
+           "workspace_id": "w1", "set_id": lexicon_set}
     for path, method, _name in json_bodies(schema):
         url = path.format(**ids) + "?workspace_id=w1&user_id=u1"
         response = getattr(admin, method)(url, data=json.dumps({"zz_unknown": 1}), content_type="application/json")

@@ -22,6 +22,7 @@ from memory.models import AuditEvent, Message, Node, Session
 from memory.selectors.portability import ExportRequest
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.instructions import instructions_set
+from memory.services.lexicon import lexicon_set_save
 from memory.services.nodes import NodeInput, node_supersede
 from memory.services.policies import policy_set
 from memory.services.portability.export import export_lines
@@ -125,6 +126,8 @@ def filled(team, admin_principal):
     policy_set(principal=p, workspace_id="trips", changes={"recent_messages": 4})
     instructions_set(principal=p, text="Answer in the user's language.")
     instructions_set(principal=p, workspace_id="trips", text="Prices in yen.")
+    lexicon_set_save(principal=p, terms=["香菜", "芫荽", "cilantro"])
+    lexicon_set_save(principal=p, terms=["inn", "hotel", "ryokan"], workspace_id="trips")
     consolidation_run(team=team, user_id="xiaoming", force=True)
     # Another user and workspace, for the isolation tests.
     append(p, "My name is Bob and I like green tea.", session_id="b-1", user_id="bob", workspace_id="office")
