@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
-.PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults scale clean
+.PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults scale bench-cpu clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed (with pyenv, .python-version selects 3.12; or run: make PYTHON=python3.12 ...)")'
@@ -75,6 +75,10 @@ faults: $(STAMP)
 # SCALE_ARGS=--reuse measures again without reloading; SCALE_ARGS=--quick is a one-minute smoke run.
 scale: $(STAMP)
 	$(PY) benchmarks/scale.py $(SCALE_ARGS)
+
+# CPU per context call and per phase, on the PostgreSQL store `make bench` seeded (memory_bench).
+bench-cpu: $(STAMP)
+	$(PY) benchmarks/context_cpu.py $(CPU_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles
