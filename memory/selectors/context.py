@@ -38,6 +38,7 @@ store_status "degraded", and the other parts are still returned.
 
 import logging
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,7 +332,7 @@ def _record(principal: Principal, request: ContextRequest, session: Session | No
     """
     asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
     try:
-        with transaction.atomic():
+        with transaction.atomic() if asynchronous else nullcontext():
             if asynchronous:
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")
