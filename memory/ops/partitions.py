@@ -216,7 +216,9 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
 
 
 def partitions(runner: Runner) -> list[str]:
-    """The names of memory_retrieval's partitions, oldest first (the DEFAULT one last)."""
+    """The names of memory_retrieval's partitions, oldest first (the DEFAULT one last). Raises
+    PartitionError on a database other than PostgreSQL."""
+    _check_postgresql()
     names = [row[0] for row in runner.rows(
         "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
         "WHERE i.inhparent = to_regclass(%s) ORDER BY c.relname", [TABLE])]

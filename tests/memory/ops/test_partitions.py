@@ -180,3 +180,9 @@ def test_ensure_creates_the_coming_months_once(ledger):
 def test_on_sqlite_the_command_refuses_and_changes_nothing():
     with pytest.raises(CommandError, match="partitioning needs PostgreSQL; this database is sqlite"):
         call_command("partition_retrievals", "--apply")
+
+
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="the refusal of other databases")
+def test_on_sqlite_listing_the_partitions_refuses_too():
+    with pytest.raises(CommandError, match="partitioning needs PostgreSQL; this database is sqlite"):
+        call_command("partition_retrievals", "--list")
