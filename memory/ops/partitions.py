@@ -95,7 +95,7 @@ def partition_name(month: date) -> str:
 def parse_month(text: str) -> date:
     """`YYYY-MM` as the first day of that month. Raises PartitionError for anything else."""
     match = _MONTH.match(text.strip())
-    if not match or not 1 <= int(match[2]) <= 12:
+    if not match or not 1 <= int(match[2]) <= 12 or int(match[1]) < 1:  # date() starts at year 1
         raise PartitionError(f"a month looks like 2026-09, got {text!r}")
     return date(int(match[1]), int(match[2]), 1)
 

@@ -186,3 +186,9 @@ def test_on_sqlite_the_command_refuses_and_changes_nothing():
 def test_on_sqlite_listing_the_partitions_refuses_too():
     with pytest.raises(CommandError, match="partitioning needs PostgreSQL; this database is sqlite"):
         call_command("partition_retrievals", "--list")
+
+
+@pytest.mark.parametrize("text", ["0000-01", "0000-12"])
+def test_a_month_of_year_zero_is_refused_as_a_bad_month(text):
+    with pytest.raises(CommandError, match=f"a month looks like 2026-09, got '{text}'"):
+        call_command("partition_retrievals", "--detach", text)
