@@ -126,16 +126,23 @@ def _duplicate(workspace_id: str) -> InvalidInput:
 def lexicon_set_save(*, principal: Principal, terms: Any, workspace_id: str | None = None,
                      set_id: int | None = None) -> LexiconSet:
     """Create a synonym set (set_id None) or replace set `set_id`'s terms and, when given, its
-    workspace ("" = team-wide). Returns the row. Raises AccessDenied (not a team admin, or a
-    workspace outside a key's limit), NotFound (not this team's set) and InvalidInput (see
-    lexicon_terms_clean; the same set at the level already; the team's LEXICON_SETS_MAX). An
-    update that changes nothing is neither written nor audited."""
+    workspace ("" = team-wide). `terms` None keeps an existing set's terms as they are when it
+    is locked (a PATCH of the workspace alone never restores terms another admin just changed).
+    Returns the row. Raises AccessDenied (not a team admin, or a workspace outside a key's
+    limit), NotFound (not this team's set) and InvalidInput (see lexicon_terms_clean; the same
+    set at the level already; the team's LEXICON_SETS_MAX). An update that changes nothing is
+    neither written nor audited."""
     _require_admin(principal)
-    cleaned = lexicon_terms_clean(terms)
+    if terms is None and set_id is None:
+        raise InvalidInput("terms: a new synonym set needs its terms", fields={"terms": ["required"]})
+    cleaned = None if terms is None else lexicon_terms_clean(terms)
     with transaction.atomic():
         row = None if set_id is None else _get(principal, set_id)
         if row is not None:
             principal.check_workspace(row.workspace_id)
+            if cleaned is None:
+                cleaned = list(row.terms)
+        assert cleaned is not None
         target = _workspace(principal, workspace_id) if workspace_id is not None or row is None else row.workspace_id
         if row is not None and row.terms == cleaned and row.workspace_id == target:
             return row
