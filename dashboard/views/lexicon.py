@@ -93,6 +93,10 @@ def _post(request):
         return 200, LexiconSetForm(prefix=PREFIX), None, f"Deleted the synonym set {' / '.join(row.terms)}.", ""
     if action != "save":
         return 400, LexiconSetForm(prefix=PREFIX), None, "", "Unknown action; use save or delete."
+    if row_id is None and request.POST.get("id"):
+        # An id that names no set (-1, text, past ID_MAX) edits nothing; saving it as a new set
+        # would add a set the admin meant to change.
+        raise NotFound("no such synonym set in this team")
     editing = _row(request, row_id) if row_id is not None else None
     form = LexiconSetForm(request.POST, prefix=PREFIX)
     if not form.is_valid():

@@ -131,7 +131,8 @@ class LexiconSetView(_LexiconView):
     def patch(self, request, set_id: int):
         data = self.body(LexiconSetPatchSerializer)
         row = self._found(request, set_id)
-        saved = lexicon_set_save(principal=request.principal, terms=data.get("terms", row.terms),
+        # Absent terms stay as they are when the service locks the set, not as read here.
+        saved = lexicon_set_save(principal=request.principal, terms=data.get("terms"),
                                  workspace_id=data.get("workspace_id"), set_id=row.pk)
         return Response(LexiconSetOutSerializer(saved).data)
 

@@ -95,7 +95,7 @@ def partition_name(month: date) -> str:
 def parse_month(text: str) -> date:
     """`YYYY-MM` as the first day of that month. Raises PartitionError for anything else."""
     match = _MONTH.match(text.strip())
-    if not match or not 1 <= int(match[2]) <= 12:
+    if not match or not 1 <= int(match[2]) <= 12 or int(match[1]) < 1:  # date() starts at year 1
         raise PartitionError(f"a month looks like 2026-09, got {text!r}")
     return date(int(match[1]), int(match[2]), 1)
 
@@ -216,7 +216,9 @@ def convert(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, batch_rows: int
 
 
 def partitions(runner: Runner) -> list[str]:
-    """The names of memory_retrieval's partitions, oldest first (the DEFAULT one last)."""
+    """The names of memory_retrieval's partitions, oldest first (the DEFAULT one last). Raises
+    PartitionError on a database other than PostgreSQL."""
+    _check_postgresql()
     names = [row[0] for row in runner.rows(
         "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
         "WHERE i.inhparent = to_regclass(%s) ORDER BY c.relname", [TABLE])]

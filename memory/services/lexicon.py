@@ -39,12 +39,20 @@ def _require_admin(principal: Principal) -> None:
         raise AccessDenied("only team admins edit the synonym lexicon")
 
 
-def lexicon_touch(*, team) -> None:
-    """Count one change of `team`'s synonym sets; call inside the change's transaction. The row
-    is locked until the transaction ends, so concurrent changes count one after the other."""
+def lexicon_lock(*, team) -> None:
+    """Lock `team`'s LexiconVersion row (created if missing) until the transaction ends. Every
+    change of the team's sets takes it first, before any set's row: concurrent changes then run
+    one after the other, a count against LEXICON_SETS_MAX sees every change committed before
+    it, and no two changes wait on each other's locks."""
     # A new row starts from the clock, not from 0: a team id used again (a test database rolled
     # back, a restored backup) never finds the sets of the team before it in a process's cache.
     LexiconVersion.objects.select_for_update().get_or_create(team=team, defaults={"version": time.time_ns()})
+
+
+def lexicon_touch(*, team) -> None:
+    """Count one change of `team`'s synonym sets; call inside the change's transaction (it
+    takes lexicon_lock if the change has not yet)."""
+    lexicon_lock(team=team)
     LexiconVersion.objects.filter(team=team).update(version=F("version") + 1)
 
 
@@ -126,16 +134,24 @@ def _duplicate(workspace_id: str) -> InvalidInput:
 def lexicon_set_save(*, principal: Principal, terms: Any, workspace_id: str | None = None,
                      set_id: int | None = None) -> LexiconSet:
     """Create a synonym set (set_id None) or replace set `set_id`'s terms and, when given, its
-    workspace ("" = team-wide). Returns the row. Raises AccessDenied (not a team admin, or a
-    workspace outside a key's limit), NotFound (not this team's set) and InvalidInput (see
-    lexicon_terms_clean; the same set at the level already; the team's LEXICON_SETS_MAX). An
-    update that changes nothing is neither written nor audited."""
+    workspace ("" = team-wide). `terms` None keeps an existing set's terms as they are when it
+    is locked (a PATCH of the workspace alone never restores terms another admin just changed).
+    Returns the row. Raises AccessDenied (not a team admin, or a workspace outside a key's
+    limit), NotFound (not this team's set) and InvalidInput (see lexicon_terms_clean; the same
+    set at the level already; the team's LEXICON_SETS_MAX). An update that changes nothing is
+    neither written nor audited."""
     _require_admin(principal)
-    cleaned = lexicon_terms_clean(terms)
+    if terms is None and set_id is None:
+        raise InvalidInput("terms: a new synonym set needs its terms", fields={"terms": ["required"]})
+    cleaned = None if terms is None else lexicon_terms_clean(terms)
     with transaction.atomic():
+        lexicon_lock(team=principal.team)
         row = None if set_id is None else _get(principal, set_id)
         if row is not None:
             principal.check_workspace(row.workspace_id)
+            if cleaned is None:
+                cleaned = list(row.terms)
+        assert cleaned is not None
         target = _workspace(principal, workspace_id) if workspace_id is not None or row is None else row.workspace_id
         if row is not None and row.terms == cleaned and row.workspace_id == target:
             return row
@@ -161,6 +177,7 @@ def lexicon_set_delete(*, principal: Principal, set_id: int) -> None:
     """Delete one synonym set. Raises AccessDenied and NotFound as lexicon_set_save does."""
     _require_admin(principal)
     with transaction.atomic():
+        lexicon_lock(team=principal.team)
         row = _get(principal, set_id)
         principal.check_workspace(row.workspace_id)
         before = _snapshot(row)
@@ -211,6 +228,7 @@ def lexicon_load(*, principal: Principal, sets: Iterable[Iterable[str]], source:
     workspace_id = _workspace(principal, workspace_id)
     report = LoadReport()
     with transaction.atomic():
+        lexicon_lock(team=principal.team)
         level = LexiconSet.objects.filter(team=principal.team, workspace_id=workspace_id)
         if replace:
             report.replaced, _ = level.delete()

@@ -100,3 +100,10 @@ def test_the_filter_keeps_sets_with_a_matching_term(viewer_client, admin_princip
     assert rows(q="過") == [allergy.pk]
     assert rows(workspace="w1") == [climbing.pk]
     assert rows(workspace="-") == [allergy.pk]
+
+
+@pytest.mark.parametrize("row_id", ["-1", "abc", "99999999999999999999999"])
+def test_saving_with_an_id_that_names_no_set_is_refused_not_added_as_a_new_set(admin_client, allergy, row_id):
+    response = save(admin_client, "a1, b1", row_id=row_id)
+    assert response.status_code == 404
+    assert list(LexiconSet.objects.values_list("terms", flat=True)) == [["过敏", "敏感"]]

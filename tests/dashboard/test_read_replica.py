@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from config.db_router import PIN_COOKIE, DashboardReplicaRouter, _replica_reads
 from memory.models import Node
+from memory.services.lexicon import lexicon_set_save
 from tests.dashboard.conftest import make_message, make_node
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica"])
@@ -212,3 +213,30 @@ def test_on_postgresql_a_dashboard_page_shows_what_only_the_replica_has(editor_c
     assert posted.status_code == 302
     pinned = editor_client.get(reverse("dashboard:memories"))
     assert b"Seen on the replica only" not in pinned.content
+
+
+@pytest.fixture
+def lagging_lexicon():
+    """The replica has not yet received the team's synonym sets (nor their version row)."""
+
+    def hide(execute, sql, params, many, context):
+        if sql.lstrip().upper().startswith("SELECT") and "memory_lexicon" in sql:
+            sql = sql.replace(" WHERE ", " WHERE 1 = 0 AND ", 1)
+        return execute(sql, params, many, context)
+
+    with connections["replica"].execute_wrapper(hide):
+        yield
+
+
+def test_a_preview_on_a_lagging_replica_leaves_the_api_its_new_synonyms(admin_client, agent_client, admin_principal,
+                                                                        principal, lagging_lexicon):
+    said = make_message(principal, "I have a peanut intolerance", session_id="s-1")
+    lexicon_set_save(principal=admin_principal, terms=["allergy", "intolerance"])
+    owner = {"workspace_id": "proj-b", "user_id": "u-2"}
+
+    page = admin_client.get(reverse("dashboard:preview"), {**owner, "session_id": "s-2", "q": "allergy"})
+    context = agent_client.post(reverse("api-context"), {**owner, "session_id": "s-2", "query": "allergy"},
+                                format="json")
+
+    assert (page.status_code, context.status_code) == (200, 200)
+    assert [item["id"] for item in context.json()["items"] if item["kind"] == "message"] == [said.pk]

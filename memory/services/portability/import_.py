@@ -38,7 +38,7 @@ from memory.models import Node, NodeSource, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
-from memory.services.lexicon import lexicon_terms_clean, lexicon_touch, terms_key
+from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
 from memory.services.portability.checks import (
@@ -315,6 +315,8 @@ class _Importer:
         if spec is not self.spec:
             self.finish_type()
             self.spec = spec
+            if name == "lexicon_set":  # before any set's row is touched, as every lexicon change
+                lexicon_lock(team=self.principal.team)
         return spec
 
 

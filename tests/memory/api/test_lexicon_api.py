@@ -156,3 +156,21 @@ def test_a_dashboard_admin_may_write_with_csrf_and_a_viewer_may_only_read(client
     assert client.post(LIST, {"terms": ["a1", "b1"]}, content_type="application/json").status_code == 403
     client.force_login(admin)
     assert client.post(LIST, {"terms": ["a1", "b1"]}, content_type="application/json").status_code == 201
+
+
+def test_a_patch_of_the_workspace_keeps_terms_changed_since_the_request_began(created, admin_client, monkeypatch):
+    from memory.services import lexicon as service
+
+    locked = service._get
+
+    def changed_meanwhile(principal, set_id):
+        # Another admin's PUT commits between this PATCH's first read and its lock.
+        LexiconSet.objects.filter(pk=set_id).update(terms=["过敏", "过敏症"])
+        return locked(principal, set_id)
+
+    monkeypatch.setattr(service, "_get", changed_meanwhile)
+    response = admin_client.patch(one(created["id"]), {"workspace_id": "w1"}, format="json")
+
+    assert response.status_code == 200
+    assert (response.json()["terms"], response.json()["workspace_id"]) == (["过敏", "过敏症"], "w1")
+    assert LexiconSet.objects.get(pk=created["id"]).terms == ["过敏", "过敏症"]

@@ -180,3 +180,15 @@ def test_ensure_creates_the_coming_months_once(ledger):
 def test_on_sqlite_the_command_refuses_and_changes_nothing():
     with pytest.raises(CommandError, match="partitioning needs PostgreSQL; this database is sqlite"):
         call_command("partition_retrievals", "--apply")
+
+
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="the refusal of other databases")
+def test_on_sqlite_listing_the_partitions_refuses_too():
+    with pytest.raises(CommandError, match="partitioning needs PostgreSQL; this database is sqlite"):
+        call_command("partition_retrievals", "--list")
+
+
+@pytest.mark.parametrize("text", ["0000-01", "0000-12"])
+def test_a_month_of_year_zero_is_refused_as_a_bad_month(text):
+    with pytest.raises(CommandError, match=f"a month looks like 2026-09, got '{text}'"):
+        call_command("partition_retrievals", "--detach", text)

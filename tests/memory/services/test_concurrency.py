@@ -157,3 +157,19 @@ def test_memories_citing_a_conversation_racing_its_hard_forget_never_fail_or_out
         assert all(not isinstance(result, Exception) or isinstance(result, InvalidInput) for result in results), results
         # A memory written before the forget went with it; one written after found no source to cite.
         assert Node.objects.filter(team=racer.team).count() == 0
+
+
+def test_parallel_creates_at_the_lexicon_limit_leave_the_team_at_the_limit(racer, monkeypatch):
+    from memory import limits
+    from memory.lexicon_models import LexiconSet
+    from memory.services.lexicon import lexicon_set_save
+
+    monkeypatch.setattr(limits, "LEXICON_SETS_MAX", 1)
+    admin = principal_for_key(agent_key_create(team=racer.team, name="lexicon admin", kind="admin")[0])
+    for round_number in range(5):
+        LexiconSet.objects.filter(team=racer.team).delete()
+        jobs = [lambda terms=[f"r{round_number}a{index}", f"r{round_number}b{index}"]: lexicon_set_save(
+                    principal=admin, terms=terms) for index in range(8)]
+        results = run_parallel(jobs, team=racer.team)
+        assert sum(isinstance(result, InvalidInput) for result in results) == 7, results
+        assert LexiconSet.objects.filter(team=racer.team).count() == 1
