@@ -38,7 +38,6 @@ store_status "degraded", and the other parts are still returned.
 
 import logging
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -328,11 +327,12 @@ def _record(principal: Principal, request: ContextRequest, session: Session | No
     crash can lose the ledger rows of the last moments (at most three wal_writer_delay, 600 ms
     by default) and nothing else: a later synchronous commit — a feedback row, an audited
     write — flushes the WAL before it, ledger rows included, so nothing that refers to a
-    ledger row can outlive it.
+    ledger row can outlive it. After such a crash the id sequence may hand out a lost row's id
+    again, so a late feedback for the lost call would land on a newer call of the same team.
     """
     asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
     try:
-        with transaction.atomic() if asynchronous else nullcontext():
+        with transaction.atomic():  # inside a caller's transaction a savepoint: a failure here leaves it usable
             if asynchronous:
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")

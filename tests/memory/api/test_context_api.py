@@ -83,7 +83,9 @@ def _queries_for(client, path, body):
 
     with CaptureQueriesContext(connection) as captured:
         assert client.post(path, body, format="json").status_code == 200
-    return len(captured.captured_queries)
+    # Statements that read or write; the savepoints of the ledger write are the test's
+    # transaction showing through (in a request they are a BEGIN and COMMIT).
+    return sum(1 for query in captured.captured_queries if not query["sql"].startswith(("SAVEPOINT", "RELEASE")))
 
 
 def test_context_and_search_use_a_fixed_number_of_queries(agent_client, principal):
