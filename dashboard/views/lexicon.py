@@ -47,6 +47,9 @@ def _row(request, row_id: int) -> LexiconSet:
     return row
 
 
+MATCHES_SHOWN = PAGE_SIZE * 20  # a text filter lists the first 20 pages of its matches
+
+
 def _listed(request):
     workspace = request.GET.get("workspace", "")[: limits.IDENTITY_MAX]
     level = "" if workspace == TEAM_WIDE else (workspace or None)
@@ -56,13 +59,14 @@ def _listed(request):
         # Terms are JSON: SQLite keeps them \u-escaped, so the filter runs here (a team holds
         # at most LEXICON_SETS_MAX sets) rather than as a text match in the database.
         wanted = [pk for pk, terms in sets.values_list("pk", "terms") if any(text in term for term in terms)]
-        sets = sets.filter(pk__in=wanted[:PAGE_SIZE * 20])  # the first 20 pages of matches
-    return sets, workspace, text
+        sets = sets.filter(pk__in=wanted[:MATCHES_SHOWN])
+        return sets, workspace, text, len(wanted)
+    return sets, workspace, text, None
 
 
 def _render(request, *, form: LexiconSetForm, editing: LexiconSet | None = None, notice: str = "",
             problem: str = "", status: int = 200):
-    sets, workspace, text = _listed(request)
+    sets, workspace, text, matches = _listed(request)
     page_obj = Paginator(sets, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page_obj": page_obj,
@@ -70,6 +74,7 @@ def _render(request, *, form: LexiconSetForm, editing: LexiconSet | None = None,
                                  .values_list("workspace_id", flat=True))),
         "workspace": workspace,
         "q": text,
+        "matches_cut": matches - MATCHES_SHOWN if matches is not None and matches > MATCHES_SHOWN else 0,
         "form": form,
         "editing": editing,
         "notice": notice,

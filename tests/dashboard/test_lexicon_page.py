@@ -107,3 +107,14 @@ def test_saving_with_an_id_that_names_no_set_is_refused_not_added_as_a_new_set(a
     response = save(admin_client, "a1, b1", row_id=row_id)
     assert response.status_code == 404
     assert list(LexiconSet.objects.values_list("terms", flat=True)) == [["过敏", "敏感"]]
+
+
+def test_a_text_filter_with_more_matches_than_it_lists_says_so(viewer_client, admin_principal, monkeypatch):
+    from dashboard.views import lexicon as page
+
+    monkeypatch.setattr(page, "MATCHES_SHOWN", 2)
+    for index in range(3):
+        lexicon_set_save(principal=admin_principal, terms=[f"common{index}", f"word{index}"])
+    cut = viewer_client.get(URL, {"q": "common"}).content.decode()
+    assert "1 more sets match “common” than are listed" in cut
+    assert "more sets match" not in viewer_client.get(URL, {"q": "common1"}).content.decode()
