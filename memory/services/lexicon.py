@@ -60,6 +60,8 @@ def term_problem(term: str) -> str | None:
     """Why a normalised term cannot be stored, or None."""
     if not term:
         return "is empty"
+    if not term.isprintable():  # white space is already one space; what is left is a control character
+        return "must be printable (no control characters)"
     if len(term) > limits.LEXICON_TERM_MAX:
         return f"has more than {limits.LEXICON_TERM_MAX} characters once normalised ({len(term)})"
     if not query_tokens(term, None):

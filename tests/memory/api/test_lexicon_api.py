@@ -96,6 +96,8 @@ def test_another_teams_set_is_404_for_every_method(created, other_admin_client):
     (["Allergy", "ALLERGY"], "repeats term 1"),
     (["过敏", "敏\x00感"], "NUL"),
     (["过敏", "敏\ud800感"], "lone surrogate"),
+    (["过敏", "敏\x01感"], "control characters"),
+    (["过敏", "敏\x7f感"], "control characters"),
     (["过敏", "x" * (limits.LEXICON_TERM_MAX + 1)], "more than 64 characters"),
     (["过敏", "the"], "no searchable word"),
     (["过敏", "!!!"], "no searchable word"),
