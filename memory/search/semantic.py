@@ -170,8 +170,10 @@ def dense_rank(embeddings_qs, owner_field: str, model: Embedder, query_text: str
     "message_id". Reads at most DENSE_SCAN_MAX vectors."""
     import numpy as np
 
+    if not query_text.strip():
+        return []
     rows = list(embeddings_qs.order_by(f"-{owner_field}").values_list(owner_field, "vector")[:DENSE_SCAN_MAX])
-    if not rows or not query_text.strip():
+    if not rows:
         return []
     matrix = from_rows([vector for _, vector in rows], model.dim)
     similarity = matrix @ model.query(dense_query(query_text))
