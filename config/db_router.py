@@ -18,15 +18,22 @@ Read-your-writes: a non-GET request outside `/api/` (a dashboard action, login, 
 the `memory_primary` cookie for MEMORY_REPLICA_PIN_SECONDS seconds; while a browser sends it,
 its dashboard pages read the primary, so the page it is redirected to shows what it just did.
 The cookie only ever moves reads to the primary: forging it gains nothing.
+
+A replica that cannot be reached moves the pages to the primary for REPLICA_RETRY_SECONDS
+(replica_reachable), logged as a warning, instead of failing them.
 """
 
+import logging
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
+
+logger = logging.getLogger(__name__)
 
 REPLICA = "replica"
 PIN_COOKIE = "memory_primary"
@@ -34,7 +41,28 @@ REPLICA_APPS = frozenset({"memory", "accounts"})  # the dashboard's data: nodes,
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
+REPLICA_RETRY_SECONDS = 30  # after a failed connection, pages read the primary this long before trying again
+
 _replica_reads: ContextVar[bool] = ContextVar("memory_replica_reads", default=False)
+_replica_down_until = 0.0  # time.monotonic() until which the replica is taken for down (per process)
+
+
+def replica_reachable() -> bool:
+    """Whether the replica's connection is (or can be) opened: a replica that is down moves the
+    dashboard to the primary for REPLICA_RETRY_SECONDS instead of failing its pages. Only the
+    connection is checked, once per request that would read it; a replica that fails in the
+    middle of a page still fails that page."""
+    global _replica_down_until
+    if time.monotonic() < _replica_down_until:
+        return False
+    try:
+        connections[REPLICA].ensure_connection()
+    except DatabaseError as error:
+        _replica_down_until = time.monotonic() + REPLICA_RETRY_SECONDS
+        logger.warning("read replica unreachable (%s); dashboard pages read the primary for %d s",
+                       type(error).__name__, REPLICA_RETRY_SECONDS)
+        return False
+    return True
 
 
 def replica_enabled() -> bool:
@@ -89,5 +117,5 @@ class ReplicaReadMiddleware:
     def process_view(self, request: HttpRequest, view: Callable, args: tuple, kwargs: dict) -> None:
         match = request.resolver_match
         if (request.method in SAFE_METHODS and match is not None and match.namespace == "dashboard"
-                and PIN_COOKIE not in request.COOKIES and replica_enabled()):
+                and PIN_COOKIE not in request.COOKIES and replica_enabled() and replica_reachable()):
             _replica_reads.set(True)

@@ -240,3 +240,31 @@ def test_a_preview_on_a_lagging_replica_leaves_the_api_its_new_synonyms(admin_cl
 
     assert (page.status_code, context.status_code) == (200, 200)
     assert [item["id"] for item in context.json()["items"] if item["kind"] == "message"] == [said.pk]
+
+
+def test_a_replica_that_cannot_be_reached_moves_the_pages_to_the_primary_for_a_while(editor_client, fact,
+                                                                                      monkeypatch, caplog):
+    from django.db import OperationalError
+
+    import config.db_router as router
+
+    attempts = []
+
+    def refuse():
+        attempts.append(1)
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(router, "_replica_down_until", 0.0)
+    monkeypatch.setattr(connections["replica"], "ensure_connection", refuse)
+    for _ in range(2):  # any read of the replica would raise too: a 200 means none was tried
+        with CaptureQueriesContext(connections["default"]) as primary:
+            page = editor_client.get(reverse("dashboard:memories"))
+        assert page.status_code == 200 and "Staging server" in page.content.decode()
+        assert reads_of([query["sql"] for query in primary.captured_queries], "memory_node")
+    assert len(attempts) == 1  # the second page did not try again within REPLICA_RETRY_SECONDS
+    assert "read replica unreachable" in caplog.text
+    monkeypatch.setattr(router, "_replica_down_until", 0.0)  # the retry time has passed
+    monkeypatch.undo()
+    with Queries() as queries:
+        editor_client.get(reverse("dashboard:memories"))
+    assert reads_of(queries.replica, "memory_node")
