@@ -18,4 +18,6 @@ app.conf.beat_schedule = {
                   "options": {"expires": float(settings.MEMORY_HEARTBEAT_EVERY)}},
     "capture-sweep": {"task": "memory.capture.tasks.sweep_jobs", "schedule": float(settings.MEMORY_CAPTURE_SWEEP_EVERY)},
     "expiry-sweep": {"task": "memory.capture.tasks.sweep_expired", "schedule": 300.0},
+    # Only where partition_retrievals --apply ran; daily, so a missed day still leaves months ahead.
+    "partitions-ahead": {"task": "memory.capture.tasks.partitions_ahead", "schedule": 86400.0},
 }

@@ -7,6 +7,7 @@ from django_scopes import scopes_disabled
 from accounts.models import Team
 from memory.capture.jobs import job_run, jobs_sweep
 from memory.ops.health import heartbeat_stamp
+from memory.ops.partitions import partitions_ahead
 from memory.services.embeddings import embeddings_refresh
 from memory.services.maintenance import nodes_expire_due, statistics_refresh
 
@@ -50,3 +51,10 @@ def sweep_expired() -> int:
 def heartbeat() -> str:
     """Stamp the worker heartbeat that /healthz/full reads (memory.ops.health)."""
     return heartbeat_stamp().isoformat()
+
+
+@shared_task(name="memory.capture.tasks.partitions_ahead", ignore_result=True)
+def create_partitions_ahead() -> list[str]:
+    """Create the coming months' retrieval partitions where the table is partitioned
+    (memory.ops.partitions.partitions_ahead); a no-op elsewhere."""
+    return partitions_ahead()

@@ -246,6 +246,19 @@ def ensure_ahead(runner: Runner, *, months_ahead: int = MONTHS_AHEAD, today: dat
     return created
 
 
+def partitions_ahead(*, today: date | None = None) -> list[str]:
+    """What beat runs daily (config/celery.py): on PostgreSQL with memory_retrieval partitioned,
+    ensure_ahead; anywhere else nothing. Returns the partitions created. Without it a month
+    with no partition of its own fills the DEFAULT partition, and that month's partition can
+    then no longer be created."""
+    if connection.vendor != "postgresql":
+        return []
+    runner = Runner(dry_run=False, out=lambda line: None)
+    if relkind(runner, TABLE) != "p":
+        return []
+    return ensure_ahead(runner, today=today)
+
+
 def detach(runner: Runner, month: date) -> dict[str, int]:
     """Detach the partition of `month` (its retrievals leave the service) after deleting the
     feedback on them. Returns {"retrievals": rows in the detached table, "feedback": feedback

@@ -2,7 +2,7 @@
 
   manage.py partition_retrievals --dry-run            # print the SQL of the conversion, change nothing
   manage.py partition_retrievals --apply              # convert memory_retrieval, online
-  manage.py partition_retrievals --ensure             # create the coming months (monthly, from cron)
+  manage.py partition_retrievals --ensure             # create the coming months (beat also does it daily)
   manage.py partition_retrievals --detach 2026-01     # retention: detach a month (its feedback deleted)
   manage.py partition_retrievals --list               # the partitions and their rows
 """

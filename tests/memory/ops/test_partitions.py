@@ -192,3 +192,20 @@ def test_on_sqlite_listing_the_partitions_refuses_too():
 def test_a_month_of_year_zero_is_refused_as_a_bad_month(text):
     with pytest.raises(CommandError, match=f"a month looks like 2026-09, got '{text}'"):
         call_command("partition_retrievals", "--detach", text)
+
+
+def test_beat_creates_the_coming_months_only_where_the_table_is_partitioned(db):
+    from config.celery import app
+    from memory.capture.tasks import create_partitions_ahead
+
+    assert app.conf.beat_schedule["partitions-ahead"]["task"] == "memory.capture.tasks.partitions_ahead"
+    assert create_partitions_ahead() == []  # a plain table (and SQLite): nothing to do, no error
+
+
+@postgresql_only
+def test_beat_creates_the_coming_months_of_a_partitioned_table(ledger):
+    call_command("partition_retrievals", "--apply", "--months-ahead", "0")
+    created = parts.partitions_ahead(today=TODAY)
+    assert len(created) == parts.MONTHS_AHEAD and set(created) <= set(parts.partitions(parts.Runner(
+        dry_run=False, out=print)))
+    assert parts.partitions_ahead(today=TODAY) == []
