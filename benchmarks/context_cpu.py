@@ -9,8 +9,9 @@ but ledger rows and one agent key). Calls go
 through the Django test client on one persistent connection, as deployed. It prints p50 / p95
 wall time, statements per call, Python CPU per call (time.process_time), the PostgreSQL
 backend's CPU per call (/proc/<pid>/stat of the connection's backend: the server runs on this
-machine), then the CPU and wall milliseconds of each phase of the call, measured by wrapping
-the functions named in PHASES (inclusive: a phase includes the phases it calls).
+machine), then the CPU and wall milliseconds of each phase of the call, nested as caller >
+callee (benchmarks/investigate.py's Phases and PHASES; inclusive: a phase includes the phases
+it calls).
 
 CPU figures hold up under other load far better than wall times, which is why they are here:
 on a 2-core machine shared with other work, a wall-clock p95 mostly measures the neighbours.
@@ -20,85 +21,16 @@ It prints figures; it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import random
 import statistics
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
-
-PHASES = [  # (module, function) wrapped by name where the caller looks it up
-    ("rest_framework.views", "APIView.dispatch"),
-    ("memory.api.tool_calls", "tool_call"),
-    ("memory.api.tool_calls", "context_build"),
-    ("accounts.authentication", "AgentKeyAuthentication.authenticate"),
-    ("memory.selectors.context", "budget_resolve"),
-    ("memory.selectors.context", "owner_session"),
-    ("memory.selectors.context", "gather_parts"),
-    ("memory.selectors.context_gather", "default_layers"),
-    ("memory.selectors.context_gather", "_long_term"),
-    ("memory.selectors.context_gather", "working_memory_for_context"),
-    ("memory.selectors.context_gather", "messages_recent"),
-    ("memory.selectors.context_gather", "memory_query"),
-    ("memory.selectors.context_gather", "messages_search"),
-    ("memory.selectors.query", "rank"),
-    ("memory.selectors.query", "nodes_in_order"),
-    ("memory.selectors.messages", "rank"),
-    ("memory.selectors.messages", "_with_followups"),
-    ("memory.search.engine", "_parse"),
-    ("memory.search.engine", "document_frequencies"),
-    ("memory.search.engine", "_candidates"),
-    ("memory.selectors.context", "conflict_losers"),
-    ("memory.selectors.context", "prefetch_related_objects"),
-    ("memory.selectors.context", "_fit"),
-    ("memory.selectors.context", "_record"),
-]
-
-
-class PhaseClock:
-    """Inclusive CPU and wall seconds of each wrapped function, and how often it ran."""
-
-    def __init__(self) -> None:
-        self.cpu: dict[str, float] = defaultdict(float)
-        self.wall: dict[str, float] = defaultdict(float)
-        self.calls: dict[str, int] = defaultdict(int)
-
-    def install(self) -> None:
-        for module_name, attribute in PHASES:
-            owner = importlib.import_module(module_name)
-            name = attribute
-            if "." in attribute:
-                class_name, name = attribute.split(".")
-                owner = getattr(owner, class_name)
-            setattr(owner, name, self._wrap(getattr(owner, name), f"{module_name.rsplit('.', 1)[-1]}.{attribute}"))
-
-    def _wrap(self, function, label: str):
-        def timed(*args, **kwargs):
-            cpu, wall = time.process_time(), time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.cpu[label] += time.process_time() - cpu
-                self.wall[label] += time.perf_counter() - wall
-                self.calls[label] += 1
-
-        return timed
-
-    def clear(self) -> None:
-        self.cpu.clear(), self.wall.clear(), self.calls.clear()
-
-    def print(self, calls: int) -> None:
-        print(f"  {'phase (inclusive)':52s} {'CPU ms':>7s} {'wall ms':>8s} {'runs':>5s}")
-        for label in sorted(self.cpu, key=lambda name: -self.cpu[name]):
-            print(f"  {label:52s} {self.cpu[label] * 1000 / calls:7.2f} {self.wall[label] * 1000 / calls:8.2f} "
-                  f"{self.calls[label] / calls:5.2f}")
-
 
 def backend_cpu_ms(connection) -> float:
     with connection.cursor() as cursor:
@@ -123,11 +55,11 @@ def main(argv=None) -> int:
 
     django.setup()
     import corpus
+    import investigate
+    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django_scopes import scopes_disabled
-
-    from django.core.management import call_command
 
     from accounts.models import Team
     from accounts.services import agent_key_create
@@ -145,8 +77,6 @@ def main(argv=None) -> int:
     work = list(zip(rng.choices(sessions, k=total), corpus.queries(rng, corpus.load_real_text(), total), strict=True))
     url, text_field = ("/api/v1/context", "query") if args.kind == "context" else ("/api/v1/memory/search", "query_text")
     client = Client(headers={"Authorization": f"Bearer {raw_key}"})
-    clock = PhaseClock()
-    clock.install()
     statements = [0]
 
     def counted(execute, sql, params, many, context):
@@ -154,9 +84,10 @@ def main(argv=None) -> int:
         return execute(sql, params, many, context)
 
     walls, cpus = [], []
+    phases = investigate.Phases()
     for index, ((workspace_id, user_id, session_id), text) in enumerate(work):
         if index == args.warmup:
-            clock.clear()
+            phases.__enter__()
             statements[0] = 0
             backend_before = backend_cpu_ms(connection)
         body = {"workspace_id": workspace_id, "user_id": user_id, "session_id": session_id, text_field: text}
@@ -168,13 +99,19 @@ def main(argv=None) -> int:
             cpus.append((time.process_time() - cpu) * 1000)
         if response.status_code != 200:
             raise SystemExit(f"{url} answered {response.status_code}: {response.content[:300]!r}")
+    phases.__exit__(None, None, None)
     backend = (backend_cpu_ms(connection) - backend_before) / args.calls
     walls.sort()
     print(f"{args.kind} on {args.database}: {args.calls} calls, wall p50 {statistics.median(walls):.1f} ms, "
           f"p95 {walls[int(0.95 * len(walls)) - 1]:.1f} ms; {statements[0] / args.calls:.1f} statements a call; "
           f"CPU a call: Python {statistics.mean(cpus):.1f} ms, PostgreSQL {backend:.1f} ms; "
           f"load average {os.getloadavg()[0]:.1f}")
-    clock.print(args.calls)
+    print(f"  {'phase (inclusive; caller > callee)':52s} {'CPU ms':>7s} {'wall ms':>8s} {'runs':>5s}")
+    for key in sorted(phases.totals):
+        depth = key.count(" > ")
+        label = "  " * depth + key.rsplit(" > ", 1)[-1]
+        print(f"  {label:52s} {phases.cpu[key] * 1000 / args.calls:7.2f} "
+              f"{phases.totals[key] * 1000 / args.calls:8.2f} {phases.counts[key] / args.calls:5.2f}")
     return 0
 
 

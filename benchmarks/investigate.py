@@ -163,20 +163,24 @@ def profile_calls(call, args: list, *, top: int = 30, out=print) -> None:
 # --- inclusive wall time per phase, by monkeypatching names where they are looked up ---------
 
 PHASES = [
-    # (module, attribute, label)
-    ("memory.api.views", "ContextView.post", "view.post(context)"),
-    ("memory.api.views", "MemorySearchView.post", "view.post(search)"),
+    # (module, attribute, label): where each function is looked up by its caller
+    ("rest_framework.views", "APIView.dispatch", "dispatch"),
+    ("memory.api.views", "tool_call", "tool_call"),
     ("accounts.authentication", "AgentKeyAuthentication.authenticate", "auth"),
-    ("memory.api.views", "context_build", "context_build"),
-    ("memory.api.views", "memory_query", "memory_query"),
+    ("memory.api.tool_calls", "context_build", "context_build"),
+    ("memory.api.tool_calls", "memory_query", "memory_query"),
+    ("memory.selectors.context", "budget_resolve", "budget_resolve"),
     ("memory.selectors.context", "owner_session", "owner_session"),
-    ("memory.selectors.context", "default_layers", "default_layers"),
-    ("memory.selectors.context", "messages_recent", "messages_recent"),
-    ("memory.selectors.context", "memory_query", "memory_query"),
-    ("memory.selectors.context", "messages_search", "messages_search"),
+    ("memory.selectors.context", "gather_parts", "gather_parts"),
+    ("memory.selectors.context_gather", "default_layers", "default_layers"),
+    ("memory.selectors.context_gather", "_long_term", "_long_term"),
+    ("memory.selectors.context_gather", "working_memory_for_context", "working_memory"),
+    ("memory.selectors.context_gather", "messages_recent", "messages_recent"),
+    ("memory.selectors.context_gather", "memory_query", "memory_query"),
+    ("memory.selectors.context_gather", "messages_search", "messages_search"),
+    ("memory.selectors.context", "conflict_losers", "conflict_losers"),
     ("memory.selectors.context", "_fit", "_fit"),
     ("memory.selectors.context", "_record", "_record(ledger)"),
-    ("memory.selectors.context", "nodes_in_order", "nodes_in_order"),
     ("memory.selectors.context", "prefetch_related_objects", "prefetch source_links"),
     ("memory.selectors.query", "_filtered", "_filtered"),
     ("memory.selectors.query", "_exact", "_exact"),
@@ -185,17 +189,21 @@ PHASES = [
     ("memory.selectors.query", "nodes_in_order", "nodes_in_order"),
     ("memory.selectors.query", "query_tokens", "query_tokens"),
     ("memory.selectors.messages", "rank", "rank"),
-    ("memory.selectors.messages", "episodic_scope", "episodic_scope"),
+    ("memory.selectors.messages", "_with_followups", "followups"),
+    ("memory.search.engine", "_parse", "_parse"),
     ("memory.search.engine", "document_frequencies", "document_frequencies"),
     ("memory.search.engine", "_candidates", "_candidates"),
-    ("memory.api.serializers", "_has_successor_cache", "serializer._has_successor_cache"),
 ]
 
 
 class Phases:
+    """Inclusive wall (`totals`) and CPU (`cpu`, time.process_time) seconds and call counts of
+    each function of PHASES while the block runs, keyed by its nesting ("caller > callee")."""
+
     def __init__(self):
         self.stack: list[str] = []
         self.totals: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
         self._undo: list = []
 
@@ -205,11 +213,12 @@ class Phases:
         def wrapper(*args, **kwargs):
             phases.stack.append(label)
             key = " > ".join(phases.stack)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return function(*args, **kwargs)
             finally:
                 phases.totals[key] += time.perf_counter() - started
+                phases.cpu[key] += time.process_time() - cpu
                 phases.counts[key] += 1
                 phases.stack.pop()
 
