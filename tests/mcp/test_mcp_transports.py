@@ -89,10 +89,8 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def http_server(served):
-    """(url, key, database path) of `manage.py mcp --http` on a free loopback port."""
-    env, key, path = served
+def start_http(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """`manage.py mcp --http` with `env` on a free loopback port: (process, URL of /mcp)."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "manage.py", "mcp", "--http", "--port", str(port)], cwd=REPO, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -100,13 +98,20 @@ def http_server(served):
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
+            return process, f"http://127.0.0.1:{port}/mcp"
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 raise AssertionError(f"the HTTP server did not start: {process.stderr.read().decode()}") from None
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp", key, path
+
+
+@pytest.fixture(scope="module")
+def http_server(served):
+    """(url, key, database path) of `manage.py mcp --http` on a free loopback port."""
+    env, key, path = served
+    process, url = start_http(env)
+    yield url, key, path
     process.terminate()
     process.wait(timeout=10)
 
@@ -159,23 +164,6 @@ def test_http_refuses_a_key_given_on_the_command_line(monkeypatch):
     monkeypatch.setattr("memory.management.commands.mcp.serve_http", serve)
     with pytest.raises(CommandError, match="--key is for stdio only: over --http every request sends its own"):
         call_command("mcp", "--http", "--key", "mk_revoked_or_not")
-
-
-def start_http(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    """`manage.py mcp --http` with `env` on a free loopback port: (process, URL of /mcp)."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "manage.py", "mcp", "--http", "--port", str(port)], cwd=REPO, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError(f"the HTTP server did not start: {process.stderr.read().decode()}") from None
-            time.sleep(0.1)
 
 
 def test_http_past_the_keys_rate_the_sdk_client_gets_the_throttled_error_and_raw_http_a_429(served):
