@@ -1,10 +1,26 @@
 """Small builders over the real services, so tests create data the way agents do."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from django.core.cache import cache
+from django.test import override_settings
 
 from memory.services.messages import MessageInput, messages_append
 from memory.services.nodes import NodeInput, node_create
 from memory.services.sessions import SessionRef
+
+SMALL_RATES = {"key": "3/min", "user": "2/min", "anon": "2/min", "login": "2/min"}
+
+
+@contextmanager
+def throttled(rates: dict[str, str | None] = SMALL_RATES) -> Iterator[None]:
+    """Rate limits on (the test settings switch them off) at `rates`, from an empty cache."""
+    cache.clear()
+    with override_settings(MEMORY_THROTTLE=True, MEMORY_RATE_LIMITS=rates):
+        yield
+    cache.clear()
 
 
 def make_node(principal, **fields: Any):

@@ -2,23 +2,21 @@
 refused credentials and for login; 429 in the API's error shape with Retry-After."""
 
 import pytest
-from django.core.cache import cache
 from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import agent_key_create
 from tests.conftest import key_client
+from tests.helpers import SMALL_RATES, throttled
 
-RATES = {"key": "3/min", "user": "2/min", "anon": "2/min", "login": "2/min"}
+RATES = SMALL_RATES
 
 
 @pytest.fixture(autouse=True)
 def _throttled():
-    cache.clear()
-    with override_settings(MEMORY_THROTTLE=True, MEMORY_RATE_LIMITS=RATES):
+    with throttled(RATES):
         yield
-    cache.clear()
 
 
 def _search(client, **extra):

@@ -9,26 +9,22 @@ tests/mcp/test_mcp_transports.py); stdio through the SDK's own client, as test_m
 import httpx
 import pytest
 from asgiref.sync import async_to_sync
-from django.core.cache import cache
-from django.test import override_settings
 from mcp.shared.exceptions import MCPError
 
 from accounts.services import agent_key_create
 from memory.api.mcp_http import AgentKeyMiddleware
 from memory.api.mcp_limits import THROTTLED
 from memory.api.mcp_server import PRINCIPAL_SCOPE_KEY
+from tests.helpers import throttled
 from tests.mcp.test_mcp_tools import call, over_mcp
 
-RATES = {"key": "3/min", "user": "2/min", "anon": "2/min", "login": "2/min"}
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 @pytest.fixture(autouse=True)
 def _throttled():
-    cache.clear()
-    with override_settings(MEMORY_THROTTLE=True, MEMORY_RATE_LIMITS=RATES):
+    with throttled():
         yield
-    cache.clear()
 
 
 @pytest.fixture
