@@ -33,9 +33,9 @@ from types import SimpleNamespace
 import corpus
 from corpus import CATEGORY_OF_DOMAIN, DOMAIN_OF_FAMILY, ConversationStream, chat_line, memory_text
 from django.db import connection, transaction
-from seed import _keep_identity_unique, _status
+from seed import _keep_identity_unique, _status, owner_roll
 
-from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session, Summary
+from memory.models import Message, Node, NodeSource, NodeStatus, Session, Summary
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import node_search_tokens
 
@@ -225,20 +225,11 @@ class TeamLoad:
     def _node(self, *, superseded: bool = False, old: Node | None = None) -> Node:
         rng = self.rng
         text = memory_text(rng, self.real)
-        session = None
         if old is not None:
             scope, session, workspace_id, user_id = old.scope, old.session, old.workspace_id, old.user_id
         else:
-            roll = rng.random()
-            if roll < 0.30:
-                scope, session = Scope.SESSION, self._pick(self.node_session_weights).session
-                workspace_id, user_id = session.workspace_id, session.user_id
-            elif roll < 0.55:
-                scope, workspace_id, user_id = Scope.WORKSPACE, rng.choice(self.workspaces), ""
-            elif roll < 0.95:
-                scope, workspace_id, user_id = Scope.USER, "", rng.choice(self.users)
-            else:
-                scope, workspace_id, user_id = Scope.GLOBAL, "", ""
+            scope, session, workspace_id, user_id = owner_roll(
+                rng, lambda: self._pick(self.node_session_weights).session, self.workspaces, self.users)
         status, expiry = (NodeStatus.SUPERSEDED, "") if superseded else _status(rng)
         if old is not None:
             status, expiry = NodeStatus.ACTIVE, ""
