@@ -10,6 +10,7 @@ from memory.models import Message, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.text import episodic_token, normalize, owner_token, query_token_weights, query_tokens, temporal_expansions
+from memory.search.when import in_periods, mentioned_periods
 from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
 
@@ -18,6 +19,7 @@ TEMPORAL_EXPANSION_SHARE = 0.3  # of a dating word's weight, for a question that
 SESSION_EVIDENCE_SHARE = 0.5
 SESSION_EVIDENCE_TOP = 2
 SESSION_EVIDENCE_POOL = 50
+DATE_MATCH_SHARE = 0.5  # a turn said in a period the query names gains this share of its score (docs/retrieval.md)
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,10 @@ def messages_search(
                                            token_weights=query_token_weights(query_text))
     ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
                   expansions=expansions, token_weights=token_weights, fields=_REACH_FIELDS)
-    # Session evidence re-ranks the keyword hits by their scores; the dense ranking then joins by rank.
-    ranked = _with_session_evidence([item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)])
+    # Dates the query names, then session evidence, re-rank the keyword hits by their scores;
+    # the dense ranking then joins by rank.
+    ranked = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
+    ranked = _with_session_evidence(_in_named_periods(ranked, query_text))
     ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     hits: list[MessageHit] = []
@@ -114,7 +118,21 @@ def messages_search(
     return _with_followups(hits, exclude_ids)
 
 
-_REACH_FIELDS = ("session", "session__workspace_id", "session__user_id", "session__deleted_at")
+_REACH_FIELDS = ("session", "session__workspace_id", "session__user_id", "session__deleted_at", "occurred_at",
+                 "created_at")
+
+
+def _in_named_periods(ranked: list[Scored], query_text: str) -> list[Scored]:
+    """When the query names a day, a month or a year (memory.search.when), a turn said then
+    (occurred_at, else created_at; up to a week after the day) scores DATE_MATCH_SHARE more;
+    best first, ties newest first. Otherwise `ranked` as it is."""
+    periods = mentioned_periods(query_text)
+    if not periods or not ranked:
+        return ranked
+    for item in ranked:
+        if in_periods(item.values["occurred_at"] or item.values["created_at"], periods):
+            item.score = round(item.score * (1.0 + DATE_MATCH_SHARE), 6)
+    return sorted(ranked, key=lambda item: (-item.score, -item.pk))
 
 
 def _with_dense(principal: Principal, ranked: list[Scored], owner: Owner, session: Session | None,
