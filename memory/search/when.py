@@ -7,18 +7,20 @@ periods a query names explicitly — a day, a month or a year, in English or Chi
 week) are not dates here: they are matched as words (memory.search.text.temporal_expansions).
 
 A turn is said on or after the day it talks about ("yesterday I went …" is said the next day),
-so a period reaches TALKED_ABOUT_DAYS past its end. A month or a day named without a year is
-that month or day of any year.
+so a period reaches TALKED_ABOUT_DAYS past its end; and it starts a day early, because moments
+are compared by their UTC date and a turn said early in the morning east of UTC (up to +14 h) is
+stored on the day before. A month or a day named without a year is that month or day of any year.
 """
 
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from memory.search.text import normalize
 
 TALKED_ABOUT_DAYS = 7  # a turn about a day is said within a week of it
+LEAD_DAYS = 1  # UTC dates: a local morning east of UTC is the previous UTC day
 MAX_PERIODS = 8  # a query naming more dates than this is a list, not a question about a time
 SCAN_CHARS = 500  # of a long query (a conversation), its latest characters are read for dates
 
@@ -30,7 +32,7 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\
 _DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 # A month named alone is a month only after a word that introduces a time: "in May", not "May I".
-_MONTH_CUE = r"(?:in|during|since|until|till|by|of|early|late|mid|last|this|next|before|after|around|from)\s+"
+_MONTH_CUE = r"(?:(?:in|during|since|until|till|by|of|early|late|mid|last|this|next|before|after|around|from)\s+|mid-)"
 
 _ENGLISH = [
     re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?"),  # October 13, 2023 / October 13
@@ -38,7 +40,11 @@ _ENGLISH = [
     re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b"),  # December 2023
     re.compile(rf"\b{_MONTH_CUE}{_MONTH}\b"),  # in June
     re.compile(rf"\b(?:in|during|since|of)\s+{_YEAR}\b"),  # in 2023
-    re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<month>0?[1-9]|1[0-2])(?:-(?P<day>[12]\d|3[01]|0?[1-9]))?\b"),  # 2023-05-03
+    # 2023-05-03 / 2023-05, 2023/5/3 / 2023/5, 2023.5.3 (not 2023.5: a version number)
+    re.compile(r"\b(?P<year>(?:19|20)\d\d)(?P<sep>[-/])(?P<month>0?[1-9]|1[0-2])(?:(?P=sep)(?P<day>[12]\d|3[01]|0?[1-9]))?\b"),
+    re.compile(r"\b(?P<year>(?:19|20)\d\d)\.(?P<month>0?[1-9]|1[0-2])\.(?P<day>[12]\d|3[01]|0?[1-9])\b"),
+    # 13/10/2023 or 10/13/2023: read only when one of the two numbers can only be the day
+    re.compile(r"\b(?P<first>[12]\d|3[01]|0?[1-9])/(?P<second>[12]\d|3[01]|0?[1-9])/(?P<year>(?:19|20)\d\d)\b"),
 ]
 _CN_NUMBER = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
               "十一": 11, "十二": 12}
@@ -60,10 +66,12 @@ class Period:
     day: int | None = None
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a date) falls in the period or within TALKED_ABOUT_DAYS after it."""
+        """Whether `moment` (a UTC date) falls in the period, from LEAD_DAYS before it to
+        TALKED_ABOUT_DAYS after it (day numbers, so no date arithmetic can overflow)."""
+        day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
             start, end = self._bounds(year)
-            if start is not None and start <= moment <= end + timedelta(days=TALKED_ABOUT_DAYS):
+            if start is not None and start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + TALKED_ABOUT_DAYS:
                 return True
         return False
 
@@ -77,6 +85,22 @@ class Period:
             return day, day
         except ValueError:  # 30 February, a year out of range
             return None, date.min
+
+
+def _modal_may(text: str, parts: dict) -> bool:
+    """"which 2 may I bring": a number then "may" is a verb, unless a year or "of" makes it a
+    date ("2 May 2023", "the 2nd of May")."""
+    return parts.get("month") == "may" and text[0].isdigit() and not parts.get("year") and " of " not in text
+
+
+def _day_and_month(parts: dict) -> dict | None:
+    """13/10/2023 → day 13, month 10; 10/13/2023 → the same; 3/5/2023 (either) → None."""
+    first, second = int(parts["first"]), int(parts["second"])
+    if first > 12 >= second:
+        return {**parts, "day": parts["first"], "month": parts["second"]}
+    if second > 12 >= first:
+        return {**parts, "day": parts["second"], "month": parts["first"]}
+    return None
 
 
 def _number(text: str | None) -> int | None:
@@ -102,6 +126,12 @@ def mentioned_periods(text: str) -> list[Period]:
             if any(match.start() in span or match.end() - 1 in span for span in taken):
                 continue  # a longer form already read these characters ("October 13, 2023" before "in 2023")
             parts = match.groupdict()
+            if parts.get("first"):  # d/m/y or m/d/y
+                parts = _day_and_month(parts)
+                if parts is None:
+                    continue
+            elif _modal_may(match.group(0), parts):
+                continue
             month = parts.get("month")
             month_number = _MONTHS.get(month.rstrip(".")) if month and not month[0].isdigit() and month[0] not in _CN_NUMBER \
                 else _number(month)
