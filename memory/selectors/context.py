@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -63,6 +62,7 @@ from memory.selectors.context_items import (
 )
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
+from memory.selectors.rows import prefetch_source_links
 
 __all__ = ["ContextRequest", "MemoryContext", "context_build"]
 
@@ -271,7 +271,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     chosen, dropped = _fit(candidates, budget.max_chars, caps)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
-        prefetch_related_objects([item.obj for item in chosen if item.kind == "node"], "source_links")
+        prefetch_source_links([item.obj for item in chosen if item.kind == "node"])
     except DatabaseError as error:
         gathered.fail("source links", error)
     shown = {item.obj.pk for item in chosen if item.kind == "node"}

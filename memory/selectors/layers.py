@@ -18,6 +18,7 @@ from django.db import connections, router
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
 from memory.selectors.ordering import seed_order_sql
+from memory.selectors.rows import nodes_by_id
 
 DEFAULT_LIST_MAX = 20
 OVERFLOW_REPORTED = 30  # standing nodes past the limit fetched per part, to be reported as over_limit
@@ -30,7 +31,8 @@ _ORDER_COLUMNS = "scope, type, explicit, expires_at, updated_at, confidence, imp
 _SEED_ORDER = seed_order_sql("picked")
 
 
-def _like_prefix(text: str) -> str:
+def like_prefix(text: str) -> str:
+    """The LIKE pattern (escape character backslash) of the category paths under `text`."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
 
 
@@ -47,7 +49,8 @@ def default_layers(
     """{section: nodes} for the caller's context, at most `limit` per section — the session's in
     the seed's order, the workspace's and the user's by importance, then the seed's order —
     plus "overflow": the ids of up to OVERFLOW_REPORTED more per part that did not make it
-    (reported as over_limit, not shown). Nodes come without search_tokens (deferred)."""
+    (reported as over_limit, not shown). Nodes come without search_tokens (deferred), with
+    their session and successor (memory.selectors.rows.nodes_by_id)."""
     connection = connections[router.db_for_read(Node)]  # the replica on a dashboard page (config.db_router)
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
@@ -57,7 +60,7 @@ def default_layers(
     if category_prefix:
         text = "/".join(category_prefix)
         common.append("(category_path_text = %s OR category_path_text LIKE %s ESCAPE '\\')")
-        common_params += [text, _like_prefix(text)]
+        common_params += [text, like_prefix(text)]
 
     parts: list[tuple[str, str, list, tuple[str, ...]]] = []  # section, condition, params, types
     if session is not None:
@@ -87,8 +90,7 @@ def default_layers(
     # in the seed's order; the workspace's (with global) and the user's by importance, then the
     # seed's order (memory.selectors.ordering).
     sql = (
-        f"SELECT picked.id, picked.section, successor.id FROM ({' UNION ALL '.join(statements)}) AS picked "
-        f"LEFT JOIN {_TABLE} AS successor ON successor.supersedes_id = picked.id "
+        f"SELECT picked.id, picked.section FROM ({' UNION ALL '.join(statements)}) AS picked "
         f"ORDER BY picked.section, CASE WHEN picked.section = 0 THEN 0 ELSE picked.importance END DESC, "
         f"{_SEED_ORDER}"
     )
@@ -96,26 +98,15 @@ def default_layers(
         cursor.execute(sql, params)
         found = cursor.fetchall()
 
-    shown: dict[str, list[tuple[int, int | None]]] = {section: [] for section in SECTION_NUMBER}
+    shown: dict[str, list[int]] = {section: [] for section in SECTION_NUMBER}
     overflow: list[int] = []
-    for pk, number, successor in found:
+    for pk, number in found:
         rows = shown[SECTIONS_BY_NUMBER[number]]
         if len(rows) < limit:
-            rows.append((pk, successor))
+            rows.append(pk)
         else:
             overflow.append(pk)
-    nodes = Node.objects.defer("search_tokens").in_bulk([pk for rows in shown.values() for pk, _ in rows])
-    result: dict[str, list] = {section: [] for section in SECTION_NUMBER}
-    for section, rows in shown.items():
-        for pk, successor in rows:
-            node = nodes.get(pk)
-            if node is None:
-                continue
-            # What serialisers read, set here so that they issue no query per node.
-            if successor is None:
-                Node.superseded_by.related.set_cached_value(node, None)
-            if session is not None and node.session_id == session.pk:
-                node.session = session
-            result[section].append(node)
+    nodes = nodes_by_id(team_id=team_id, pks=[pk for rows in shown.values() for pk in rows])
+    result: dict[str, list] = {section: [nodes[pk] for pk in rows if pk in nodes] for section, rows in shown.items()}
     result["overflow"] = overflow
     return result

@@ -1,0 +1,190 @@
+"""Model instances from hand-written SQL, built exactly as the ORM builds them (R-CTX hot path).
+
+The context call reads a few dozen rows in a dozen statements; compiling each statement with
+the ORM costs 0.4–1.3 ms of CPU before any row is read (docs/performance.md), more than the
+read itself. Its selectors therefore write their SQL out and turn the rows into instances here:
+the same database converters (datetimes on SQLite, JSON on both) and the same
+`Model.from_db` the ORM's own iterator uses, so an instance is indistinguishable from the one
+`Model.objects.get` returns (columns left out are deferred, loaded on first access).
+
+    columns(Node, "n", exclude=("search_tokens",))  →  '"n"."id", "n"."team_id", …'
+    instances(Node, rows, using="default", exclude=("search_tokens",))  →  [Node, …]
+
+Each row holds the model's concrete columns in `_meta.concrete_fields` order, less `exclude`
+(attnames). Callers put `team_id = %s` in every statement: these helpers only build.
+"""
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
+
+from django.db import connections, router
+from django.db.models import Model
+
+from memory.models import Message, Node, NodeSource, Session
+
+
+@cache
+def fields_of(model: type[Model], exclude: tuple[str, ...] = ()) -> tuple:
+    """The concrete fields selected for `model`, in `columns` order."""
+    return tuple(field for field in model._meta.concrete_fields if field.attname not in exclude)
+
+
+@cache
+def columns(model: type[Model], alias: str, exclude: tuple[str, ...] = ()) -> str:
+    """The select list of `model`'s concrete columns (less `exclude`) from table alias `alias`.
+    Both vendors quote with double quotes."""
+    return ", ".join(f'"{alias}"."{field.column}"' for field in fields_of(model, exclude))
+
+
+def _converters(model: type[Model], exclude: tuple[str, ...], connection) -> list[tuple[int, list, Any]]:
+    # What SQLCompiler.get_converters gives for these columns: backend converters, then the field's.
+    found = []
+    for index, field in enumerate(fields_of(model, exclude)):
+        column = field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            found.append((index, converters, column))
+    return found
+
+
+def values_of(model: type[Model], names: Sequence[str], rows: Iterable[Sequence], *, using: str) -> list[dict[str, Any]]:
+    """One dict per row of the columns `names` (attnames, in that order), converted as the
+    ORM's values() converts them."""
+    connection = connections[using]
+    fields = [model._meta.get_field(name) for name in names]
+    chains = []
+    for index, field in enumerate(fields):
+        column = field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            chains.append((index, converters, column))
+    found = []
+    for row in rows:
+        values = list(row)
+        for index, chain, column in chains:
+            value = values[index]
+            for convert in chain:
+                value = convert(value, column, connection)
+            values[index] = value
+        found.append(dict(zip(names, values, strict=True)))
+    return found
+
+
+def instances(model: type[Model], rows: Iterable[Sequence], *, using: str, exclude: tuple[str, ...] = ()) -> list[Model]:
+    """One `model` instance per row, as loaded from database `using`. A row may hold more
+    values after the model's columns; they are ignored."""
+    connection = connections[using]
+    converters = _converters(model, exclude, connection)
+    names = [field.attname for field in fields_of(model, exclude)]
+    width = len(names)
+    built = []
+    for row in rows:
+        values = list(row[:width])
+        for index, chain, column in converters:
+            value = values[index]
+            for convert in chain:
+                value = convert(value, column, connection)
+            values[index] = value
+        built.append(model.from_db(using, names, values))
+    return built
+
+
+def read(model: type[Model], sql: str, params: Sequence, *, exclude: tuple[str, ...] = ()) -> list[Model]:
+    """Run `sql` (its select list from `columns(model, …, exclude)`, parameters as %s) on the
+    database the router reads `model` from, and return its rows as instances."""
+    using = router.db_for_read(model)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return instances(model, rows, using=using, exclude=exclude)
+
+
+NODE_DEFERRED = ("search_tokens",)  # read by the keyword ranking only, never shown
+
+
+def nodes_by_id(*, team_id: int, pks: Iterable[int]) -> dict[int, Node]:
+    """{id: node} for the team's nodes among `pks` (search_tokens deferred), in one statement,
+    each with what serialisers read already cached as select_related("session",
+    "superseded_by") leaves it: its session, and its successor (None, or an instance with only
+    its id loaded). Ids of other teams are not returned."""
+    wanted = sorted(set(pks))
+    if not wanted:
+        return {}
+    node_table, session_table = Node._meta.db_table, Session._meta.db_table
+    sql = (f"SELECT {columns(Node, 'n', NODE_DEFERRED)}, successor.id, {columns(Session, 's')} "
+           f"FROM {node_table} n LEFT JOIN {node_table} successor ON successor.supersedes_id = n.id "
+           f"LEFT JOIN {session_table} s ON s.id = n.session_id "
+           f"WHERE n.team_id = %s AND n.id IN ({', '.join(['%s'] * len(wanted))})")
+    using = router.db_for_read(Node)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [team_id, *wanted])
+        rows = cursor.fetchall()
+    width = len(fields_of(Node, NODE_DEFERRED))
+    nodes = instances(Node, rows, using=using, exclude=NODE_DEFERRED)
+    sessions = instances(Session, [row[width + 1:] for row in rows if row[width + 1] is not None], using=using)
+    session_of = {session.pk: session for session in sessions}
+    successor_field = Node.superseded_by.related
+    found: dict[int, Node] = {}
+    for node, row in zip(nodes, rows, strict=True):
+        successor = row[width]
+        successor_field.set_cached_value(node, None if successor is None else Node.from_db(using, ["id"], [successor]))
+        if node.session_id is not None:
+            node.session = session_of[node.session_id]
+        found[node.pk] = node
+    return found
+
+
+MESSAGE_DEFERRED = ("search_tokens",)
+
+
+def messages_with_sessions(sql: str, params: Sequence, *, lead: int = 0) -> list[tuple[tuple, Message]]:
+    """Run `sql`, whose select list is `lead` leading values, then
+    `columns(Message, "m", MESSAGE_DEFERRED)`, then `columns(Session, "s")` (the message's
+    session, joined), and return (leading values, message with its session cached) per row."""
+    using = router.db_for_read(Message)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    width = len(fields_of(Message, MESSAGE_DEFERRED))
+    messages = instances(Message, [row[lead:] for row in rows], using=using, exclude=MESSAGE_DEFERRED)
+    sessions = instances(Session, [row[lead + width:] for row in rows], using=using)
+    for message, session in zip(messages, sessions, strict=True):
+        message.session = session
+    return [(row[:lead], message) for row, message in zip(rows, messages, strict=True)]
+
+
+def messages_by_id(*, team_id: int, pks: Iterable[int]) -> dict[int, Message]:
+    """{id: message} for the team's messages among `pks` (search_tokens deferred), each with its
+    session cached, as select_related("session") leaves it; one statement."""
+    wanted = sorted(set(pks))
+    if not wanted:
+        return {}
+    sql = (f"SELECT {columns(Message, 'm', MESSAGE_DEFERRED)}, {columns(Session, 's')} "
+           f"FROM {Message._meta.db_table} m JOIN {Session._meta.db_table} s ON s.id = m.session_id "
+           f"WHERE m.team_id = %s AND m.id IN ({', '.join(['%s'] * len(wanted))})")
+    return {message.pk: message for _, message in messages_with_sessions(sql, [team_id, *wanted])}
+
+
+def prefetch_source_links(nodes: Iterable[Node]) -> None:
+    """prefetch_related_objects(nodes, "source_links") in one hand-written statement: each node's
+    links (NodeSource, ordered by position) cached, so `node.source_links.all()` reads nothing."""
+    pending = [node for node in nodes if "source_links" not in getattr(node, "_prefetched_objects_cache", {})]
+    if not pending:
+        return
+    wanted = sorted({node.pk for node in pending})
+    links = read(NodeSource, f"SELECT {columns(NodeSource, 'l')} FROM {NodeSource._meta.db_table} l "
+                             f"WHERE l.node_id IN ({', '.join(['%s'] * len(wanted))}) ORDER BY l.position, l.id",
+                 wanted)
+    by_node: dict[int, list[NodeSource]] = {}
+    for link in links:
+        by_node.setdefault(link.node_id, []).append(link)
+    for node in pending:
+        cached = node.source_links.all()
+        cached._result_cache = by_node.get(node.pk, [])
+        cached._prefetch_done = True
+        for link in cached._result_cache:
+            link.node = node
+        if not hasattr(node, "_prefetched_objects_cache"):
+            node._prefetched_objects_cache = {}
+        node._prefetched_objects_cache["source_links"] = cached
