@@ -10,6 +10,14 @@ them, and the ORM spent more CPU compiling each than the database spent answerin
 
 Conditions, joins and columns name tables by their own names ("memory_node"."status"), as
 the ORM does, and take parameters as %s.
+
+On PostgreSQL the match runs alone in a subquery the planner does not merge (OFFSET 0), and
+the caller's condition is checked on the rows it returns. The owner tokens inside the match
+already narrow the GIN scan to the caller's reach (memory.search.text.owner_token); left to
+itself the planner also ANDs it with a bitmap of the exact reach built from the B-tree indexes
+(the global scope alone is 5,000 entries at 100k nodes, 50,000 at 1M), which took 1.1 ms of a
+2.6 ms keyword statement at 100k nodes (docs/performance.md, finding 3). Same rows: the
+condition still decides, in the same statement.
 """
 
 from collections.abc import Sequence
@@ -54,16 +62,21 @@ class Rows:
     def matching(self, query: TokenQuery, *, select: str, tail: str = "") -> tuple[str, list]:
         """`SELECT {select} FROM … WHERE (where) AND <the rows match query>{tail}` and its parameters."""
         connection = connections[self.using]
-        if connection.vendor == "postgresql":
-            match, value = f"{self.table}.search_vector @@ to_tsquery('simple'::regconfig, %s)", query.as_tsquery()
-        elif connection.vendor == "sqlite":
-            fts = f'"{fts_table(self.model)}"'
-            match, value = f"{self.table}.\"id\" IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)", query.as_fts5()
-        else:
-            raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
         joins = f" {self.joins}" if self.joins else ""
-        return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
-                [*self.params, value])
+        if connection.vendor == "postgresql":
+            # The match alone, in a subquery the planner keeps apart (OFFSET 0); the condition is
+            # checked on the rows it returns. See the module docstring.
+            columns = ", ".join(f'"{field.column}"' for field in self.model._meta.concrete_fields)
+            matched = (f"(SELECT {columns} FROM {self.table} WHERE search_vector @@ to_tsquery('simple'::regconfig, %s) "
+                       f"OFFSET 0) AS {self.table}")
+            return (f"SELECT {select} FROM {matched}{joins} WHERE ({self.where}){tail}",
+                    [query.as_tsquery(), *self.params])
+        if connection.vendor == "sqlite":
+            fts = f'"{fts_table(self.model)}"'
+            match = f"{self.table}.\"id\" IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)"
+            return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
+                    [*self.params, query.as_fts5()])
+        raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
 
     def fetch(self, query: TokenQuery, limit: int) -> list[tuple]:
         """The newest `limit` matching rows: (id, search_tokens, *columns), values converted."""

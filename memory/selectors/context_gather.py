@@ -40,7 +40,7 @@ from memory.selectors.messages import messages_recent, messages_search
 from memory.selectors.nodes import Owner
 from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
-from memory.selectors.rows import columns, nodes_by_id, read
+from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
 
 logger = logging.getLogger(__name__)
@@ -221,11 +221,11 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None) -> l
         params += [principal.team.pk, NodeStatus.ACTIVE, session.pk]
     if not parts:
         return items
-    with connections[router.db_for_read(Node)].cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), params)
-        ids = [row[0] for row in cursor.fetchall()]
-    nodes = nodes_by_id(team_id=principal.team.pk, pks=ids)
-    found = [nodes[pk] for pk in ids if pk in nodes]
+    using = router.db_for_read(Node)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT {NODE_SELECT} FROM ({' UNION ALL '.join(parts)}) AS picked "
+                       f"JOIN {Node._meta.db_table} n ON n.id = picked.id {NODE_JOINS}", params)
+        found = nodes_of_rows(cursor.fetchall(), using=using)
     found.sort(key=lambda node: (node.created_at, node.pk), reverse=True)
     items += [correction_item(node) for node in found[:CORRECTIONS_SHOWN]]
     return items

@@ -18,7 +18,7 @@ from django.db import connections, router
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
 from memory.selectors.ordering import seed_order_sql
-from memory.selectors.rows import nodes_by_id
+from memory.selectors.rows import NODE_JOINS, NODE_SELECT, nodes_of_rows
 
 DEFAULT_LIST_MAX = 20
 OVERFLOW_REPORTED = 30  # standing nodes past the limit fetched per part, to be reported as over_limit
@@ -28,7 +28,6 @@ _TABLE = Node._meta.db_table
 SECTION_NUMBER = {"session": 0, "workspace": 1, "user_preferences": 2}
 SECTIONS_BY_NUMBER = {number: section for section, number in SECTION_NUMBER.items()}
 _ORDER_COLUMNS = "scope, type, explicit, expires_at, updated_at, confidence, importance"
-_SEED_ORDER = seed_order_sql("picked")
 
 
 def like_prefix(text: str) -> str:
@@ -50,7 +49,7 @@ def default_layers(
     the seed's order, the workspace's and the user's by importance, then the seed's order —
     plus "overflow": the ids of up to OVERFLOW_REPORTED more per part that did not make it
     (reported as over_limit, not shown). Nodes come without search_tokens (deferred), with
-    their session and successor (memory.selectors.rows.nodes_by_id)."""
+    their session and successor (memory.selectors.rows.nodes_of_rows); one statement."""
     connection = connections[router.db_for_read(Node)]  # the replica on a dashboard page (config.db_router)
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
@@ -86,27 +85,34 @@ def default_layers(
             f"LIMIT {fetch}) AS part_{index}"
         )
         params += [*common_params, *part_params, *types]
-    # The final order, in SQL so that only the nodes shown become model instances: the session's
-    # in the seed's order; the workspace's (with global) and the user's by importance, then the
-    # seed's order (memory.selectors.ordering).
+    # The final order, in SQL, with each part's rows numbered in it so that only the nodes shown
+    # (the first `limit` of each section) are read whole and become model instances: the
+    # session's in the seed's order; the workspace's (with global) and the user's by importance,
+    # then the seed's order (memory.selectors.ordering).
+    def order(alias: str) -> str:
+        return f"CASE WHEN {alias}.section = 0 THEN 0 ELSE {alias}.importance END DESC, {seed_order_sql(alias)}"
+
     sql = (
-        f"SELECT picked.id, picked.section FROM ({' UNION ALL '.join(statements)}) AS picked "
-        f"ORDER BY picked.section, CASE WHEN picked.section = 0 THEN 0 ELSE picked.importance END DESC, "
-        f"{_SEED_ORDER}"
+        f"SELECT picked.id, picked.section, {NODE_SELECT} FROM (SELECT unioned.*, ROW_NUMBER() OVER "
+        f"(PARTITION BY unioned.section ORDER BY {order('unioned')}) AS place FROM "
+        f"({' UNION ALL '.join(statements)}) AS unioned) AS picked "
+        f"LEFT JOIN {_TABLE} n ON n.id = picked.id AND n.team_id = %s AND picked.place <= {limit} {NODE_JOINS} "
+        f"ORDER BY picked.section, {order('picked')}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, team_id])
         found = cursor.fetchall()
 
-    shown: dict[str, list[int]] = {section: [] for section in SECTION_NUMBER}
+    result: dict[str, list] = {section: [] for section in SECTION_NUMBER}
     overflow: list[int] = []
-    for pk, number in found:
-        rows = shown[SECTIONS_BY_NUMBER[number]]
-        if len(rows) < limit:
-            rows.append(pk)
+    read_whole = [index for index, row in enumerate(found) if row[2] is not None]
+    node_at = dict(zip(read_whole, nodes_of_rows([found[index][2:] for index in read_whole], using=connection.alias),
+                       strict=True))
+    for index, (pk, number, *_) in enumerate(found):
+        rows = result[SECTIONS_BY_NUMBER[number]]
+        if index in node_at and len(rows) < limit:
+            rows.append(node_at[index])
         else:
             overflow.append(pk)
-    nodes = nodes_by_id(team_id=team_id, pks=[pk for rows in shown.values() for pk in rows])
-    result: dict[str, list] = {section: [nodes[pk] for pk in rows if pk in nodes] for section, rows in shown.items()}
     result["overflow"] = overflow
     return result

@@ -101,38 +101,43 @@ def read(model: type[Model], sql: str, params: Sequence, *, exclude: tuple[str, 
 
 
 NODE_DEFERRED = ("search_tokens",)  # read by the keyword ranking only, never shown
+_NODES, _SESSIONS = Node._meta.db_table, Session._meta.db_table
+# A node (alias n) with what serialisers read: its successor's id and its session.
+NODE_SELECT = f"{columns(Node, 'n', NODE_DEFERRED)}, successor.id, {columns(Session, 's')}"
+NODE_JOINS = (f"LEFT JOIN {_NODES} successor ON successor.supersedes_id = n.id "
+              f"LEFT JOIN {_SESSIONS} s ON s.id = n.session_id")
 
 
-def nodes_by_id(*, team_id: int, pks: Iterable[int]) -> dict[int, Node]:
-    """{id: node} for the team's nodes among `pks` (search_tokens deferred), in one statement,
-    each with what serialisers read already cached as select_related("session",
-    "superseded_by") leaves it: its session, and its successor (None, or an instance with only
-    its id loaded). Ids of other teams are not returned."""
-    wanted = sorted(set(pks))
-    if not wanted:
-        return {}
-    node_table, session_table = Node._meta.db_table, Session._meta.db_table
-    sql = (f"SELECT {columns(Node, 'n', NODE_DEFERRED)}, successor.id, {columns(Session, 's')} "
-           f"FROM {node_table} n LEFT JOIN {node_table} successor ON successor.supersedes_id = n.id "
-           f"LEFT JOIN {session_table} s ON s.id = n.session_id "
-           f"WHERE n.team_id = %s AND n.id IN ({', '.join(['%s'] * len(wanted))})")
-    using = router.db_for_read(Node)
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, [team_id, *wanted])
-        rows = cursor.fetchall()
+def nodes_of_rows(rows: Sequence[Sequence], *, using: str) -> list[Node]:
+    """Rows holding NODE_SELECT's values (from `n` with NODE_JOINS) as nodes, in row order, each
+    with what serialisers read already cached as select_related("session", "superseded_by")
+    leaves it: its session, and its successor (None, or an instance with only its id loaded)."""
     width = len(fields_of(Node, NODE_DEFERRED))
     nodes = instances(Node, rows, using=using, exclude=NODE_DEFERRED)
-    sessions = instances(Session, [row[width + 1:] for row in rows if row[width + 1] is not None], using=using)
-    session_of = {session.pk: session for session in sessions}
+    session_rows = {row[width + 1]: row[width + 1:] for row in rows if row[width + 1] is not None}
+    session_of = dict(zip(session_rows, instances(Session, session_rows.values(), using=using), strict=True))
     successor_field = Node.superseded_by.related
-    found: dict[int, Node] = {}
     for node, row in zip(nodes, rows, strict=True):
         successor = row[width]
         successor_field.set_cached_value(node, None if successor is None else Node.from_db(using, ["id"], [successor]))
         if node.session_id is not None:
             node.session = session_of[node.session_id]
-        found[node.pk] = node
-    return found
+    return nodes
+
+
+def nodes_by_id(*, team_id: int, pks: Iterable[int]) -> dict[int, Node]:
+    """{id: node} for the team's nodes among `pks` (search_tokens deferred, session and successor
+    cached: nodes_of_rows), in one statement. Ids of other teams are not returned."""
+    wanted = sorted(set(pks))
+    if not wanted:
+        return {}
+    sql = (f"SELECT {NODE_SELECT} FROM {_NODES} n {NODE_JOINS} "
+           f"WHERE n.team_id = %s AND n.id IN ({', '.join(['%s'] * len(wanted))})")
+    using = router.db_for_read(Node)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [team_id, *wanted])
+        rows = cursor.fetchall()
+    return {node.pk: node for node in nodes_of_rows(rows, using=using)}
 
 
 MESSAGE_DEFERRED = ("search_tokens",)

@@ -165,3 +165,23 @@ def test_prefetched_source_links_are_the_orms_in_position_order(principal, djang
         assert [node.source_message_ids for node in mine] == [node.source_message_ids for node in orms]
         assert mine[0].source_message_ids == [said[2].pk, said[0].pk, said[1].pk]
 
+
+def test_the_ledger_insert_stores_what_the_orms_create_stores(principal):
+    from django.forms.models import model_to_dict
+    from django.utils import timezone
+
+    from memory.models import Retrieval
+    from memory.selectors.context import _insert
+
+    values = {"team_id": principal.team.pk, "actor": "key:abc", "agent_key_id": principal.agent_key.pk,
+              "session_id": None, "workspace_id": "w1", "user_id": "u1", "query": "茶 or tea?", "domain": "",
+              "policy": {"max_chars": {"value": 900, "source": "team"}, "requested": {}},
+              "items": [{"kind": "node", "id": 3, "section": "relevant"}], "omitted": [], "used_node_ids": [3],
+              "message_ids": [], "summary_id": None, "chars_by_layer": {"L0": 0, "L5": 12},
+              "tokens_by_layer": {"L5": 4}, "total_chars": 12, "total_tokens": 4, "truncated": False,
+              "store_status": "ok", "warnings": ["a \"quoted\" warning"], "latency_ms": 1.25,
+              "created_at": timezone.now()}
+    written = Retrieval.objects.get(pk=_insert(Retrieval, connection, values))
+    created = Retrieval.objects.create(**values)
+    assert {**model_to_dict(written), "id": None} == {**model_to_dict(created), "id": None}
+    assert written.created_at == values["created_at"] and written.policy["max_chars"]["value"] == 900
