@@ -141,15 +141,20 @@ def rank(
     weights_of = {token: idf(count) * expansions.get(token, 1.0) * (token_weights or {}).get(token, 1.0)
                   for token, count in frequencies.items() if count > 0}
     average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
+    # `matched` lists the query tokens a row has, in query order: by position when the tokens
+    # are distinct (a row has few of them), else by walking the query (duplicates kept).
+    position = {token: index for index, token in enumerate(tokens)}
+    distinct = len(position) == len(tokens)
     scored: list[Scored] = []
     for row, tf, length in parsed:
-        if not tf:
-            continue
+        if not tf or position.keys().isdisjoint(tf):
+            continue  # no row without a query token of its own (an expansion alone does not count)
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
-        if not any(token in tf for token in tokens):
-            continue
-        matched = tuple(token for token in tokens if token in tf)
+        if distinct:
+            matched = tuple(sorted((token for token in tf if token in position), key=position.__getitem__))
+        else:
+            matched = tuple(token for token in tokens if token in tf)
         values = dict(zip(fields, row[2:], strict=True))
         scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=values))
     scored.sort(key=lambda item: (-item.score, -item.pk))
