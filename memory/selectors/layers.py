@@ -96,7 +96,8 @@ def default_layers(
         f"SELECT picked.id, picked.section, {NODE_SELECT} FROM (SELECT unioned.*, ROW_NUMBER() OVER "
         f"(PARTITION BY unioned.section ORDER BY {order('unioned')}) AS place FROM "
         f"({' UNION ALL '.join(statements)}) AS unioned) AS picked "
-        f"LEFT JOIN {_TABLE} n ON n.id = picked.id AND n.team_id = %s AND picked.place <= {limit} {NODE_JOINS} "
+        f"LEFT JOIN {_TABLE} n ON n.id = CASE WHEN picked.place <= {limit} THEN picked.id END AND n.team_id = %s "
+        f"{NODE_JOINS} "
         f"ORDER BY picked.section, {order('picked')}"
     )
     with connection.cursor() as cursor:

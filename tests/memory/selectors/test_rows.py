@@ -185,3 +185,55 @@ def test_the_ledger_insert_stores_what_the_orms_create_stores(principal):
     created = Retrieval.objects.create(**values)
     assert {**model_to_dict(written), "id": None} == {**model_to_dict(created), "id": None}
     assert written.created_at == values["created_at"] and written.policy["max_chars"]["value"] == 900
+
+
+def test_instances_made_without_init_are_the_ones_from_db_makes(principal):
+    from memory.selectors.rows import _plain
+
+    node = make_node(principal, title="Plain", value_json={"a": 1}, tags=["x"])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns(Node, 'n', NODE_DEFERRED)} FROM memory_node n WHERE n.id = %s", [node.pk])
+        row = cursor.fetchall()
+    assert _plain(Node) and _plain(Session) and _plain(Message)
+    fast = instances(Node, row, using="default", exclude=NODE_DEFERRED)[0]
+    names = [field.attname for field in Node._meta.concrete_fields if field.attname not in NODE_DEFERRED]
+    slow = Node.from_db("default", names, [Node._meta.get_field(name).to_python(value) if name != "value_json"
+                                           else {"a": 1} for name, value in zip(names, row[0], strict=True)])
+    assert fast.__dict__.keys() == slow.__dict__.keys()
+    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db) == (False, "default")
+    assert fast.get_deferred_fields() == slow.get_deferred_fields() == {"search_tokens"}
+    _same_fields(fast, Node.objects.get(pk=node.pk), exclude=NODE_DEFERRED)
+    fast.title = "Changed"
+    fast.save(update_fields=["title"])
+    assert Node.objects.get(pk=node.pk).title == "Changed"
+
+
+def test_a_post_init_receiver_gets_every_instance(principal):
+    from django.db.models.signals import post_init
+
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    append(principal, "hello", session_id="s5")
+    post_init.connect(receiver, sender=Session)
+    try:
+        found = read(Session, f"SELECT {columns(Session, 's')} FROM memory_session s WHERE s.team_id = %s",
+                     [principal.team.pk])
+    finally:
+        post_init.disconnect(receiver, sender=Session)
+    assert seen == found and len(found) == 1
+
+
+def test_the_key_lookup_reads_what_the_orm_reads_with_its_team(principal, other_principal, django_assert_num_queries):
+    from accounts.authentication import _key_with_team
+    from accounts.models import AgentKey
+
+    for who in (principal, other_principal):
+        found = _key_with_team(who.agent_key.prefix)
+        expected = AgentKey.objects.select_related("team").get(pk=who.agent_key.pk)
+        _same_fields(found, expected)
+        with django_assert_num_queries(0):
+            _same_fields(found.team, expected.team)
+    assert _key_with_team("nosuchprefix") is None
