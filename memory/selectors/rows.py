@@ -3,9 +3,10 @@
 The context call reads a few dozen rows in a dozen statements; compiling each statement with
 the ORM costs 0.4–1.3 ms of CPU before any row is read (docs/performance.md), more than the
 read itself. Its selectors therefore write their SQL out and turn the rows into instances here:
-the same database converters (datetimes on SQLite, JSON on both) and the same
-`Model.from_db` the ORM's own iterator uses, so an instance is indistinguishable from the one
-`Model.objects.get` returns (columns left out are deferred, loaded on first access).
+the same database converters (datetimes on SQLite, JSON on both) and what `Model.from_db`
+(the ORM's own iterator) makes, so an instance is indistinguishable from the one
+`Model.objects.get` returns (columns left out are deferred, loaded on first access); `instances`
+skips `Model.__init__` where it would only store the values (see there).
 
     columns(Node, "n", exclude=("search_tokens",))  →  '"n"."id", "n"."team_id", …'
     instances(Node, rows, using="default", exclude=("search_tokens",))  →  [Node, …]
