@@ -3,13 +3,32 @@
 import hmac
 from datetime import timedelta
 
+from django.db import connections, router
 from django.utils import timezone
-from django_scopes import scopes_disabled
 from rest_framework import authentication, exceptions
 
-from accounts.models import AgentKey, hash_key
+from accounts.models import AgentKey, Team, hash_key
+from memory.selectors.rows import columns, instances
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _key_with_team(prefix: str) -> AgentKey | None:
+    """AgentKey.objects.select_related("team").filter(prefix=prefix).first(), written out: it
+    runs on every API call, and the ORM's compile cost ~0.8 ms of CPU (memory.selectors.rows).
+    Any team's key: the key names the team."""
+    using = router.db_for_read(AgentKey)
+    sql = (f"SELECT {columns(AgentKey, 'k')}, {columns(Team, 't')} FROM {AgentKey._meta.db_table} k "
+           f"JOIN {Team._meta.db_table} t ON t.id = k.team_id WHERE k.prefix = %s ORDER BY k.id LIMIT 1")
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [prefix])
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    width = len(AgentKey._meta.concrete_fields)
+    key = instances(AgentKey, rows, using=using)[0]
+    key.team = instances(Team, [rows[0][width:]], using=using)[0]
+    return key
 
 
 class AgentKeyAuthentication(authentication.BaseAuthentication):
@@ -28,8 +47,7 @@ class AgentKeyAuthentication(authentication.BaseAuthentication):
         pieces = raw_key.split("_", 2)
         if len(pieces) != 3 or pieces[0] != "mk" or not pieces[1] or not pieces[2]:
             raise exceptions.AuthenticationFailed("malformed API key")
-        with scopes_disabled():
-            key = AgentKey.objects.select_related("team").filter(prefix=pieces[1]).first()
+        key = _key_with_team(pieces[1])
         if key is None or not hmac.compare_digest(key.key_hash, hash_key(raw_key)):
             raise exceptions.AuthenticationFailed("invalid API key")
         if key.revoked_at is not None:

@@ -4,7 +4,8 @@
     python benchmarks/context_cpu.py [--calls 200] [--kind context|search] [--database memory_bench]
 
 Runs against a store seeded by `benchmarks/run.py --seed-only` (PostgreSQL, database
-`memory_bench` by default; it migrates the store to this code's schema and writes nothing else
+`memory_bench` by default; statements prepared on the server unless
+DATABASE_PREPARED_STATEMENTS=false; it migrates the store to this code's schema and writes nothing else
 but ledger rows and one agent key). Calls go
 through the Django test client on one persistent connection, as deployed. It prints p50 / p95
 wall time, statements per call, Python CPU per call (time.process_time), the PostgreSQL
@@ -50,6 +51,7 @@ def main(argv=None) -> int:
     os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{args.database}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.update({"DEBUG": "false", "MEMORY_THROTTLE": "false", "LOG_LEVEL": "WARNING", "CONN_MAX_AGE": "60"})
+    os.environ.setdefault("DATABASE_PREPARED_STATEMENTS", "true")  # as deployed (docs/deploy.md); false to compare
     os.environ.setdefault("SECRET_KEY", "benchmark-only-not-a-secret-" + "x" * 32)
     import django
 

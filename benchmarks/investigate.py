@@ -181,7 +181,7 @@ PHASES = [
     ("memory.selectors.context", "conflict_losers", "conflict_losers"),
     ("memory.selectors.context", "_fit", "_fit"),
     ("memory.selectors.context", "_record", "_record(ledger)"),
-    ("memory.selectors.context", "prefetch_related_objects", "prefetch source_links"),
+    ("memory.selectors.context", "prefetch_source_links", "prefetch source_links"),
     ("memory.selectors.query", "_filtered", "_filtered"),
     ("memory.selectors.query", "_exact", "_exact"),
     ("memory.selectors.query", "_relevant", "_relevant"),

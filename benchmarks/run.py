@@ -121,6 +121,9 @@ def main(argv=None) -> int:
     # Persistent connections, as deployed (docs/deploy.md): with the default CONN_MAX_AGE=0 every
     # call would also pay for a new PostgreSQL connection (a backend process), 5–10 ms here.
     os.environ.setdefault("CONN_MAX_AGE", "60")
+    # Statements prepared on the server, as deploy/env.example deploys (docs/deploy.md); set
+    # DATABASE_PREPARED_STATEMENTS=false to measure without (behind pgbouncer before 1.21).
+    os.environ.setdefault("DATABASE_PREPARED_STATEMENTS", "true")
 
     import warnings
 

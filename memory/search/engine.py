@@ -14,6 +14,9 @@ caller's reach (owner tokens, see memory.search.text.owner_token).
    them plus the most recent rows matching any (at most MAX_CANDIDATES).
 3. Score: BM25F over the fields of `search_tokens` with per-field weights, idf from the
    frequencies. Ties are left to the caller's ordering.
+
+The rows come from a memory.search.source.Rows: hand-written statements under the caller's
+condition (team and exact reach).
 """
 
 import math
@@ -21,10 +24,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connections
-from django.db.models import QuerySet
-
 from memory.search.fields import TokenQuery
+from memory.search.source import Rows
 from memory.search.text import FIELD_SEPARATOR
 
 DF_PROBE_CAP = 200
@@ -36,7 +37,6 @@ BM25_K1 = 1.2
 # Conversation turns are short and their length says little about relevance: half the usual
 # length normalisation (0.75) measured best on LoCoMo (0.4–0.5 a plateau; docs/retrieval.md).
 BM25_B = 0.5
-_PLACEHOLDER = "zzdfprobeplaceholder"
 
 
 @dataclass
@@ -47,58 +47,32 @@ class Scored:
     values: dict = field(default_factory=dict)
 
 
-def document_frequencies(queryset: QuerySet, tokens: Sequence[str], within: tuple[str, ...] = ()) -> dict[str, int]:
-    """Rows of `queryset` matching each token (within the owner tokens), capped at DF_PROBE_CAP; one round trip."""
+def document_frequencies(rows: Rows, tokens: Sequence[str], within: tuple[str, ...] = ()) -> dict[str, int]:
+    """Rows matching each token (within the owner tokens), capped at DF_PROBE_CAP; one round trip."""
     if not tokens:
         return {}
-    # Compile the probe once with a placeholder token, then repeat it with each token's
-    # parameter: the ORM's compile cost is paid once, not once per token.
-    placeholder = TokenQuery((_PLACEHOLDER,), within=within)
-    probe = queryset.filter(search_tokens__matches=placeholder).order_by().values("pk")[:DF_PROBE_CAP]
-    sql, probe_params = probe.query.sql_with_params()
-    formatted = {placeholder.as_tsquery(), placeholder.as_fts5()}
-    slots = [index for index, value in enumerate(probe_params) if value in formatted]
-    if len(slots) != 1:
-        raise RuntimeError("could not locate the token parameter in the frequency probe")
-    parts: list[str] = []
-    params: list = []
-    for index, token in enumerate(tokens):
-        single = TokenQuery((token,), within=within)
-        value = single.as_tsquery() if probe_params[slots[0]] == placeholder.as_tsquery() else single.as_fts5()
-        token_params = list(probe_params)
-        token_params[slots[0]] = value
-        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS df_{index})")
-        params.extend(token_params)
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(parts), params)
-        row = cursor.fetchone()
-    return dict(zip(tokens, (int(count) for count in row), strict=True))
+    counts = rows.counts([TokenQuery((token,), within=within) for token in tokens], DF_PROBE_CAP)
+    return dict(zip(tokens, counts, strict=True))
 
 
 def idf(frequency: int) -> float:
     return math.log(1.0 + DF_PROBE_CAP / (frequency + 0.5))
 
 
-def _candidates(
-    queryset: QuerySet, frequencies: dict[str, int], fields: Sequence[str], within: tuple[str, ...]
-) -> list[tuple]:
+def _candidates(rows: Rows, frequencies: dict[str, int], within: tuple[str, ...]) -> list[tuple]:
     present = [token for token, count in frequencies.items() if count > 0]
     if not present:
         return []
-    columns = ("pk", "search_tokens", *fields)
     rare = [token for token in present if frequencies[token] < DF_PROBE_CAP]
     if rare:
-        matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(rare), within=within))
-        return list(matching.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES])
-    rows: dict[int, tuple] = {}
-    every = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), "all", within))
-    for row in every.order_by("-pk").values_list(*columns)[:MAX_CANDIDATES]:
-        rows[row[0]] = row
-    if len(rows) < MAX_CANDIDATES:
-        some = queryset.filter(search_tokens__matches=TokenQuery(tuple(present), within=within))
-        for row in some.order_by("-pk").values_list(*columns)[: MAX_CANDIDATES - len(rows)]:
-            rows.setdefault(row[0], row)
-    return list(rows.values())
+        return rows.fetch(TokenQuery(tuple(rare), within=within), MAX_CANDIDATES)
+    found: dict[int, tuple] = {}
+    for row in rows.fetch(TokenQuery(tuple(present), "all", within), MAX_CANDIDATES):
+        found[row[0]] = row
+    if len(found) < MAX_CANDIDATES:
+        for row in rows.fetch(TokenQuery(tuple(present), within=within), MAX_CANDIDATES - len(found)):
+            found.setdefault(row[0], row)
+    return list(found.values())
 
 
 def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list[tuple[tuple, dict[str, float], float]]:
@@ -117,23 +91,22 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
 
 
 def rank(
-    queryset: QuerySet,
+    source: Rows,
     tokens: Sequence[str],
     *,
     weights: Sequence[float],
-    fields: Sequence[str] = (),
     within: Sequence[str] = (),
     expansions: dict[str, float] | None = None,
     token_weights: dict[str, float] | None = None,
 ) -> list[Scored]:
-    """Score the rows of `queryset` that match `tokens`, best first (ties in pk order, newest first).
+    """Score the rows of `source` that match `tokens`, best first (ties in pk order, newest first).
 
-    `weights` gives one weight per field of the row's search_tokens; `fields` are extra
-    columns to return in `Scored.values`. `expansions` maps extra tokens to a share of their
+    `weights` gives one weight per field of the row's search_tokens; the values of
+    `source.columns` come back in `Scored.values`, by column name. `expansions` maps extra tokens to a share of their
     weight: they add to the score of rows that match a query token but find no rows of
     their own (query expansion). `token_weights` scales the weight of any token (missing: 1),
     e.g. by how recent the line of a conversation it comes from. `within` (owner tokens) lets the index itself keep
-    to the caller's reach; `queryset` must still carry the exact filters, which decide.
+    to the caller's reach; `source.where` must still carry the team and the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
     one query fetches them all and document frequencies are counted among them (exact);
@@ -142,11 +115,10 @@ def rank(
     if not tokens:
         return []
     owners = tuple(dict.fromkeys(within))
-    columns = ("pk", "search_tokens", *fields)
+    fields = [column.name for column in source.columns]
     # A long query (a whole conversation) finds its candidates by its last MATCH_TOKENS_MAX
     # tokens (the latest turns) and is scored by all of them.
-    matching = queryset.filter(search_tokens__matches=TokenQuery(tuple(tokens[-MATCH_TOKENS_MAX:]), within=owners))
-    rows = list(matching.order_by("-pk").values_list(*columns)[: DIRECT_CANDIDATES + 1])
+    rows = source.fetch(TokenQuery(tuple(tokens[-MATCH_TOKENS_MAX:]), within=owners), DIRECT_CANDIDATES + 1)
     expansions = {token: share for token, share in (expansions or {}).items() if token not in tokens}
     if len(rows) <= DIRECT_CANDIDATES:
         parsed = _parse(rows, set(tokens) | set(expansions), weights)
@@ -158,9 +130,9 @@ def rank(
         for row in rows:
             sampled.update(wanted.intersection(row[1].split()))
         common = {token for token, count in sampled.items() if count >= DF_PROBE_CAP}
-        probed = document_frequencies(queryset, [t for t in tokens if t not in common][:MAX_PROBED_TOKENS], owners)
+        probed = document_frequencies(source, [t for t in tokens if t not in common][:MAX_PROBED_TOKENS], owners)
         frequencies = Counter({token: probed.get(token, DF_PROBE_CAP) for token in tokens})
-        rows = _candidates(queryset, frequencies, fields, owners)
+        rows = _candidates(source, frequencies, owners)
         parsed = _parse(rows, {token for token, count in frequencies.items() if count > 0} | set(expansions), weights)
         # Not probed: in a reach this large an expansion token counts as half as common as the cap.
         frequencies.update({token: DF_PROBE_CAP // 2 for token in expansions})
@@ -169,15 +141,20 @@ def rank(
     weights_of = {token: idf(count) * expansions.get(token, 1.0) * (token_weights or {}).get(token, 1.0)
                   for token, count in frequencies.items() if count > 0}
     average = sum(length for _, _, length in parsed) / len(parsed) or 1.0
+    # `matched` lists the query tokens a row has, in query order: by position when the tokens
+    # are distinct (a row has few of them), else by walking the query (duplicates kept).
+    position = {token: index for index, token in enumerate(tokens)}
+    distinct = len(position) == len(tokens)
     scored: list[Scored] = []
     for row, tf, length in parsed:
-        if not tf:
-            continue
+        if not tf or position.keys().isdisjoint(tf):
+            continue  # no row without a query token of its own (an expansion alone does not count)
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
-        if not any(token in tf for token in tokens):
-            continue
-        matched = tuple(token for token in tokens if token in tf)
+        if distinct:
+            matched = tuple(sorted((token for token in tf if token in position), key=position.__getitem__))
+        else:
+            matched = tuple(token for token in tokens if token in tf)
         values = dict(zip(fields, row[2:], strict=True))
         scored.append(Scored(pk=row[0], score=round(score, 6), matched=matched, values=values))
     scored.sort(key=lambda item: (-item.score, -item.pk))

@@ -25,6 +25,7 @@ from django.conf import settings
 from accounts.models import Team
 from memory import limits
 from memory.policy_models import BOOLEAN_FIELDS, LAYER_CHARS, LAYER_SWITCHES, POLICY_FIELDS, BudgetPolicy
+from memory.selectors.rows import columns, read
 
 BUILTIN: dict[str, Any] = {
     "enabled": True,
@@ -106,9 +107,12 @@ def _process_default() -> tuple[dict[str, Any], dict[str, str]]:
 
 def policy_rows(*, team: Team, workspace_id: str = "") -> tuple[BudgetPolicy | None, BudgetPolicy | None]:
     """(team policy, workspace policy) of `team`, either None when not set; one query.
-    Runs in the caller's team scope (django-scopes)."""
+    Hand-written: it runs on every context call (memory.selectors.rows)."""
     wanted = [""] + ([workspace_id] if workspace_id else [])
-    rows = {row.workspace_id: row for row in BudgetPolicy.objects.filter(team=team, workspace_id__in=wanted)}
+    found = read(BudgetPolicy, f"SELECT {columns(BudgetPolicy, 'b')} FROM {BudgetPolicy._meta.db_table} b "
+                               f"WHERE b.team_id = %s AND b.workspace_id IN ({', '.join(['%s'] * len(wanted))})",
+                 [team.pk, *wanted])
+    rows = {row.workspace_id: row for row in found}
     return rows.get(""), rows.get(workspace_id) if workspace_id else None
 
 

@@ -12,10 +12,13 @@ Nodes below the budget's minimum confidence are left out as `low_confidence`.
 from collections.abc import Iterable
 from datetime import datetime
 
+from django.db import connections, router
+
 from accounts.principal import Principal
 from memory.models import Node, NodeStatus, Scope, Session
-from memory.selectors.nodes import Owner, reach, unexpired
+from memory.selectors.nodes import Owner, reach_sql
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_key
+from memory.selectors.rows import values_of
 
 
 def _group(node) -> tuple:
@@ -28,30 +31,41 @@ def conflict_losers(
 ) -> dict[int, int]:
     """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
 
-    One query, over every active unexpired node the caller reaches (in `scopes`, default
-    all) in the same slots: the index node_slot_owner_idx narrows them to the keys, slots and
-    owner ids involved (every node the caller reaches has its user id or "", and its workspace
-    id or ""); the groups are matched here.
+    One hand-written statement, over every active unexpired node the caller reaches (in
+    `scopes`, default all; memory.selectors.nodes.reach_sql) in the same slots: the index
+    node_slot_owner_idx narrows them to the keys, slots and owner ids involved (every node the
+    caller reaches has its user id or "", and its workspace id or ""); the groups are matched
+    here.
     """
     nodes = list(nodes)
     groups = {_group(node) for node in nodes if node.key}
     if not groups:
         return {}
-    rivals = (
-        Node.objects.filter(
-            team=principal.team, status=NodeStatus.ACTIVE,
-            key__in=sorted({group[2] for group in groups}), slot__in=sorted({group[3] for group in groups}),
-            user_id__in=sorted({owner.user_id, ""}), workspace_id__in=sorted({owner.workspace_id, ""}),
-        )
-        .filter(unexpired(now))
-        .filter(reach(owner=owner, session=session, scopes=scopes or tuple(Scope.values)))
-        .values("pk", "domain", "key", "slot", *ORDER_FIELDS)
-    )
+    reach_condition, reach_params = reach_sql(owner=owner, session=session, scopes=scopes or tuple(Scope.values))
+    keys, slots = sorted({group[2] for group in groups}), sorted({group[3] for group in groups})
+    users, workspaces = sorted({owner.user_id, ""}), sorted({owner.workspace_id, ""})
+    names = ("id", "domain", "key", "slot", *ORDER_FIELDS)
+
+    def listed(values: list) -> str:
+        return ", ".join(["%s"] * len(values))
+
+    using = router.db_for_read(Node)
+    connection = connections[using]
+    sql = (f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} FROM {Node._meta.db_table} n "
+           f"WHERE n.team_id = %s AND n.status = %s AND n.{connection.ops.quote_name('key')} IN ({listed(keys)}) "
+           f"AND n.slot IN ({listed(slots)}) AND n.user_id IN ({listed(users)}) "
+           f"AND n.workspace_id IN ({listed(workspaces)}) AND (n.expires_at IS NULL OR n.expires_at > %s) "
+           f"AND {reach_condition}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [principal.team.pk, NodeStatus.ACTIVE, *keys, *slots, *users, *workspaces,
+                             connection.ops.adapt_datetimefield_value(now), *reach_params])
+        rivals = values_of(Node, names, cursor.fetchall(), using=using)
     winners: dict[tuple, tuple] = {}
     for values in rivals:
         group = (values["domain"], values["type"], values["key"], values["slot"])
         if group not in groups:
             continue
+        values["pk"] = values["id"]
         rank = seed_order_key(values, now)
         if group not in winners or rank < winners[group][0]:
             winners[group] = (rank, values["pk"])

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -63,6 +62,7 @@ from memory.selectors.context_items import (
 )
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
+from memory.selectors.rows import prefetch_source_links
 
 __all__ = ["ContextRequest", "MemoryContext", "context_build"]
 
@@ -271,7 +271,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     chosen, dropped = _fit(candidates, budget.max_chars, caps)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
-        prefetch_related_objects([item.obj for item in chosen if item.kind == "node"], "source_links")
+        prefetch_source_links([item.obj for item in chosen if item.kind == "node"])
     except DatabaseError as error:
         gathered.fail("source links", error)
     shown = {item.obj.pk for item in chosen if item.kind == "node"}
@@ -336,32 +336,50 @@ def _record(principal: Principal, request: ContextRequest, session: Session | No
             if asynchronous:
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            retrieval = Retrieval.objects.create(
-                team=principal.team,
-                actor=principal.actor,
-                agent_key=principal.agent_key,
-                session=session,
-                workspace_id=request.owner.workspace_id,
-                user_id=request.owner.user_id,
-                query=request.query,
-                domain=request.domain,
-                policy={**context.budget.as_dict(), "requested": dict(request.budget or {})},
-                items=[item.ref for item in context.items],
-                omitted=[{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
-                used_node_ids=context.used_memory_ids,
-                message_ids=[item.obj.pk for item in context.items if item.kind == "message"],
-                summary_id=next((item.obj.pk for item in context.items if item.kind == "summary"), None),
-                chars_by_layer=context.chars_by_layer,
-                tokens_by_layer=context.tokens_by_layer,
-                total_chars=len(context.block),
-                total_tokens=estimate_tokens(context.block),
-                truncated=context.truncated,
-                store_status=context.store_status,
-                warnings=context.warnings,
-                latency_ms=context.latency_ms,
-            )
+            retrieval_id = _insert(Retrieval, connection, {
+                "team_id": principal.team.pk,
+                "actor": principal.actor,
+                "agent_key_id": principal.agent_key.pk if principal.agent_key is not None else None,
+                "session_id": session.pk if session is not None else None,
+                "workspace_id": request.owner.workspace_id,
+                "user_id": request.owner.user_id,
+                "query": request.query,
+                "domain": request.domain,
+                "policy": {**context.budget.as_dict(), "requested": dict(request.budget or {})},
+                "items": [item.ref for item in context.items],
+                "omitted": [{"node_id": item.node_id, "reason": item.reason} for item in context.omitted],
+                "used_node_ids": context.used_memory_ids,
+                "message_ids": [item.obj.pk for item in context.items if item.kind == "message"],
+                "summary_id": next((item.obj.pk for item in context.items if item.kind == "summary"), None),
+                "chars_by_layer": context.chars_by_layer,
+                "tokens_by_layer": context.tokens_by_layer,
+                "total_chars": len(context.block),
+                "total_tokens": estimate_tokens(context.block),
+                "truncated": context.truncated,
+                "store_status": context.store_status,
+                "warnings": context.warnings,
+                "latency_ms": context.latency_ms,
+                "created_at": timezone.now(),
+            })
     except DatabaseError:
         logger.exception("context: could not record the retrieval")
         context.warnings.append("the hit ledger could not record this call")
         return None
-    return retrieval.pk
+    return retrieval_id
+
+
+def _insert(model, connection, values: dict[str, Any]) -> int:
+    """INSERT one row of `model` with `values` (attname → value; every concrete column but the
+    id), each prepared by its field as Model.save prepares it; returns the new id. Written out:
+    the ORM's save costs ~2 ms of CPU here, on every context call."""
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
+           f"({', '.join(connection.ops.quote_name(field.column) for field in fields)}) "
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
+    with connection.cursor() as cursor:
+        if connection.features.can_return_columns_from_insert:
+            cursor.execute(f"{sql} RETURNING {connection.ops.quote_name(model._meta.pk.column)}", params)
+            return cursor.fetchone()[0]
+        cursor.execute(sql, params)
+        return connection.ops.last_insert_id(cursor, model._meta.db_table, model._meta.pk.column)

@@ -16,7 +16,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connections, router
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -40,6 +40,7 @@ from memory.selectors.messages import messages_recent, messages_search
 from memory.selectors.nodes import Owner
 from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
+from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
 
 logger = logging.getLogger(__name__)
@@ -122,7 +123,11 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("user profile and corrections", error)
     try:
-        pinned = PinnedInstructions.objects.filter(team=principal.team, workspace_id__in=sorted({"", owner.workspace_id}))
+        levels = sorted({"", owner.workspace_id})
+        pinned = read(PinnedInstructions, f"SELECT {columns(PinnedInstructions, 'p')} FROM "
+                                          f"{PinnedInstructions._meta.db_table} p WHERE p.team_id = %s AND "
+                                          f"p.workspace_id IN ({', '.join(['%s'] * len(levels))})",
+                      [principal.team.pk, *levels])
         parts.foundation = instructions_items(sorted(pinned, key=lambda row: row.workspace_id))
     except DatabaseError as error:
         parts.fail("pinned instructions", error)
@@ -134,8 +139,12 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     try:
         if session is not None:
             parts.recent = messages_recent(session=session, limit=sizes.recent_messages)
-            summaries = Summary.objects.filter(team=principal.team, session=session).select_related("session")
-            parts.summary = summaries.order_by("-pk").first()
+            summaries = read(Summary, f"SELECT {columns(Summary, 's')} FROM {Summary._meta.db_table} s "
+                                      "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1",
+                             [principal.team.pk, session.pk])
+            for summary in summaries:
+                summary.session = session  # serialisers read it
+            parts.summary = summaries[0] if summaries else None
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
@@ -195,18 +204,28 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None) -> l
         version = profile_get(principal=principal, user_id=owner.user_id)
         if version is not None and version.summary.strip():
             items.append(profile_item(version))
-    # One query per owner, each through its own index (an OR of the two made SQLite, which has
+    # One part per owner, each through its own index (an OR of the two made SQLite, which has
     # no statistics, read the team's nodes: 48 ms at 100k nodes), then the newest of both.
-    corrected = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, supersedes__isnull=False
-                                    ).select_related("session", "superseded_by")  # both are serialised
-    found: list[Node] = []
+    # Only session-scope nodes carry a session; naming the scope too in the session's part would
+    # lead SQLite to the team-wide (team, scope, status) index instead of the session's.
+    corrected = (f"SELECT id, created_at FROM {Node._meta.db_table} "
+                 "WHERE team_id = %s AND status = %s AND supersedes_id IS NOT NULL")
+    order = f"ORDER BY created_at DESC, id DESC LIMIT {CORRECTIONS_SHOWN}"
+    parts: list[str] = []
+    params: list = []
     if owner.user_id:
-        found += corrected.filter(user_id=owner.user_id, scope=Scope.USER).order_by("-created_at", "-pk")[
-            :CORRECTIONS_SHOWN]
+        parts.append(f"SELECT * FROM ({corrected} AND user_id = %s AND scope = %s {order}) AS by_user")
+        params += [principal.team.pk, NodeStatus.ACTIVE, owner.user_id, Scope.USER]
     if session is not None:
-        # Only session-scope nodes carry a session; naming the scope too would lead SQLite to the
-        # team-wide (team, scope, status) index instead of the session's.
-        found += corrected.filter(session=session).order_by("-created_at", "-pk")[:CORRECTIONS_SHOWN]
+        parts.append(f"SELECT * FROM ({corrected} AND session_id = %s {order}) AS by_session")
+        params += [principal.team.pk, NodeStatus.ACTIVE, session.pk]
+    if not parts:
+        return items
+    using = router.db_for_read(Node)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT {NODE_SELECT} FROM ({' UNION ALL '.join(parts)}) AS picked "
+                       f"JOIN {Node._meta.db_table} n ON n.id = picked.id {NODE_JOINS}", params)
+        found = nodes_of_rows(cursor.fetchall(), using=using)
     found.sort(key=lambda node: (node.created_at, node.pk), reverse=True)
     items += [correction_item(node) for node in found[:CORRECTIONS_SHOWN]]
     return items

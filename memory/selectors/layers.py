@@ -18,6 +18,7 @@ from django.db import connections, router
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.selectors.nodes import Owner
 from memory.selectors.ordering import seed_order_sql
+from memory.selectors.rows import NODE_JOINS, NODE_SELECT, nodes_of_rows
 
 DEFAULT_LIST_MAX = 20
 OVERFLOW_REPORTED = 30  # standing nodes past the limit fetched per part, to be reported as over_limit
@@ -27,10 +28,10 @@ _TABLE = Node._meta.db_table
 SECTION_NUMBER = {"session": 0, "workspace": 1, "user_preferences": 2}
 SECTIONS_BY_NUMBER = {number: section for section, number in SECTION_NUMBER.items()}
 _ORDER_COLUMNS = "scope, type, explicit, expires_at, updated_at, confidence, importance"
-_SEED_ORDER = seed_order_sql("picked")
 
 
-def _like_prefix(text: str) -> str:
+def like_prefix(text: str) -> str:
+    """The LIKE pattern (escape character backslash) of the category paths under `text`."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
 
 
@@ -47,7 +48,8 @@ def default_layers(
     """{section: nodes} for the caller's context, at most `limit` per section — the session's in
     the seed's order, the workspace's and the user's by importance, then the seed's order —
     plus "overflow": the ids of up to OVERFLOW_REPORTED more per part that did not make it
-    (reported as over_limit, not shown). Nodes come without search_tokens (deferred)."""
+    (reported as over_limit, not shown). Nodes come without search_tokens (deferred), with
+    their session and successor (memory.selectors.rows.nodes_of_rows); one statement."""
     connection = connections[router.db_for_read(Node)]  # the replica on a dashboard page (config.db_router)
     common = ["team_id = %s", "status = %s", "(expires_at IS NULL OR expires_at > %s)"]
     common_params: list = [team_id, NodeStatus.ACTIVE, connection.ops.adapt_datetimefield_value(now)]
@@ -57,7 +59,7 @@ def default_layers(
     if category_prefix:
         text = "/".join(category_prefix)
         common.append("(category_path_text = %s OR category_path_text LIKE %s ESCAPE '\\')")
-        common_params += [text, _like_prefix(text)]
+        common_params += [text, like_prefix(text)]
 
     parts: list[tuple[str, str, list, tuple[str, ...]]] = []  # section, condition, params, types
     if session is not None:
@@ -83,39 +85,35 @@ def default_layers(
             f"LIMIT {fetch}) AS part_{index}"
         )
         params += [*common_params, *part_params, *types]
-    # The final order, in SQL so that only the nodes shown become model instances: the session's
-    # in the seed's order; the workspace's (with global) and the user's by importance, then the
-    # seed's order (memory.selectors.ordering).
+    # The final order, in SQL, with each part's rows numbered in it so that only the nodes shown
+    # (the first `limit` of each section) are read whole and become model instances: the
+    # session's in the seed's order; the workspace's (with global) and the user's by importance,
+    # then the seed's order (memory.selectors.ordering).
+    def order(alias: str) -> str:
+        return f"CASE WHEN {alias}.section = 0 THEN 0 ELSE {alias}.importance END DESC, {seed_order_sql(alias)}"
+
     sql = (
-        f"SELECT picked.id, picked.section, successor.id FROM ({' UNION ALL '.join(statements)}) AS picked "
-        f"LEFT JOIN {_TABLE} AS successor ON successor.supersedes_id = picked.id "
-        f"ORDER BY picked.section, CASE WHEN picked.section = 0 THEN 0 ELSE picked.importance END DESC, "
-        f"{_SEED_ORDER}"
+        f"SELECT picked.id, picked.section, {NODE_SELECT} FROM (SELECT unioned.*, ROW_NUMBER() OVER "
+        f"(PARTITION BY unioned.section ORDER BY {order('unioned')}) AS place FROM "
+        f"({' UNION ALL '.join(statements)}) AS unioned) AS picked "
+        f"LEFT JOIN {_TABLE} n ON n.id = CASE WHEN picked.place <= {limit} THEN picked.id END AND n.team_id = %s "
+        f"{NODE_JOINS} "
+        f"ORDER BY picked.section, {order('picked')}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, team_id])
         found = cursor.fetchall()
 
-    shown: dict[str, list[tuple[int, int | None]]] = {section: [] for section in SECTION_NUMBER}
+    result: dict[str, list] = {section: [] for section in SECTION_NUMBER}
     overflow: list[int] = []
-    for pk, number, successor in found:
-        rows = shown[SECTIONS_BY_NUMBER[number]]
-        if len(rows) < limit:
-            rows.append((pk, successor))
+    read_whole = [index for index, row in enumerate(found) if row[2] is not None]
+    node_at = dict(zip(read_whole, nodes_of_rows([found[index][2:] for index in read_whole], using=connection.alias),
+                       strict=True))
+    for index, (pk, number, *_) in enumerate(found):
+        rows = result[SECTIONS_BY_NUMBER[number]]
+        if index in node_at and len(rows) < limit:
+            rows.append(node_at[index])
         else:
             overflow.append(pk)
-    nodes = Node.objects.defer("search_tokens").in_bulk([pk for rows in shown.values() for pk, _ in rows])
-    result: dict[str, list] = {section: [] for section in SECTION_NUMBER}
-    for section, rows in shown.items():
-        for pk, successor in rows:
-            node = nodes.get(pk)
-            if node is None:
-                continue
-            # What serialisers read, set here so that they issue no query per node.
-            if successor is None:
-                Node.superseded_by.related.set_cached_value(node, None)
-            if session is not None and node.session_id == session.pk:
-                node.session = session
-            result[section].append(node)
     result["overflow"] = overflow
     return result

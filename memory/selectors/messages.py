@@ -2,17 +2,19 @@
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.embedding_models import Embedding
 from memory.models import Message, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
+from memory.search.source import Column, Rows
 from memory.search.text import episodic_token, normalize, owner_token, query_token_weights, query_tokens, temporal_expansions
 from memory.search.when import in_periods, mentioned_periods
 from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
+from memory.selectors.rows import MESSAGE_DEFERRED, columns, messages_by_id, messages_with_sessions, read
 
 MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
 TEMPORAL_EXPANSION_SHARE = 0.3  # of a dating word's weight, for a question that asks when (docs/retrieval.md)
@@ -34,7 +36,9 @@ def messages_recent(*, session: Session, limit: int) -> list[Message]:
     """The last `limit` messages of the session, oldest first (server order)."""
     if limit <= 0:
         return []
-    newest = list(Message.objects.filter(team_id=session.team_id, session=session).order_by("-pk")[:limit])
+    newest = read(Message, f"SELECT {columns(Message, 'm')} FROM {Message._meta.db_table} m "
+                           f"WHERE m.team_id = %s AND m.session_id = %s ORDER BY m.id DESC LIMIT {int(limit)}",
+                  [session.team_id, session.pk])
     for message in newest:
         message.session = session  # serialisers read it; no query per message
     return list(reversed(newest))
@@ -88,8 +92,9 @@ def messages_search(
     expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=owner.workspace_id, tokens=tokens,
                                            token_weights=query_token_weights(query_text))
-    ranked = rank(Message.objects.filter(team=principal.team), tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within,
-                  expansions=expansions, token_weights=token_weights, fields=_REACH_FIELDS)
+    rows = Rows(Message, f"{_MESSAGES}.\"team_id\" = %s", (team_id,), joins=_SESSION_JOIN, columns=_REACH_COLUMNS)
+    ranked = rank(rows, tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within, expansions=expansions,
+                  token_weights=token_weights)
     # Dates the query names, then session evidence, re-rank the keyword hits by their scores;
     # the dense ranking then joins by rank.
     ranked = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
@@ -103,7 +108,7 @@ def messages_search(
     window = limit * 3
     for start in range(0, len(reachable), window):
         chunk = reachable[start : start + window]
-        found = Message.objects.select_related("session").in_bulk([item.pk for item in chunk])
+        found = messages_by_id(team_id=team_id, pks=[item.pk for item in chunk])
         for item in chunk:
             message = found.get(item.pk)
             if message is None:
@@ -120,11 +125,21 @@ def messages_search(
 
 _REACH_FIELDS = ("session", "session__workspace_id", "session__user_id", "session__deleted_at", "occurred_at",
                  "created_at")
+_MESSAGES, _SESSIONS = f'"{Message._meta.db_table}"', f'"{Session._meta.db_table}"'
+_SESSION_JOIN = f'INNER JOIN {_SESSIONS} ON ({_MESSAGES}."session_id" = {_SESSIONS}."id")'
+_REACH_COLUMNS = (  # the values of _REACH_FIELDS, as the ORM's values() reads them
+    Column("session", f'{_MESSAGES}."session_id"', Message._meta.get_field("session")),
+    Column("session__workspace_id", f'{_SESSIONS}."workspace_id"', Session._meta.get_field("workspace_id")),
+    Column("session__user_id", f'{_SESSIONS}."user_id"', Session._meta.get_field("user_id")),
+    Column("session__deleted_at", f'{_SESSIONS}."deleted_at"', Session._meta.get_field("deleted_at")),
+    Column("occurred_at", f'{_MESSAGES}."occurred_at"', Message._meta.get_field("occurred_at")),
+    Column("created_at", f'{_MESSAGES}."created_at"', Message._meta.get_field("created_at")),
+)
 
 
 def _in_named_periods(ranked: list[Scored], query_text: str) -> list[Scored]:
     """When the query names a day, a month or a year (memory.search.when), a turn said then
-    (occurred_at, else created_at; up to a week after the day) scores DATE_MATCH_SHARE more;
+    (occurred_at, else created_at; from the day before to a week after) scores DATE_MATCH_SHARE more;
     best first, ties newest first. Otherwise `ranked` as it is."""
     periods = mentioned_periods(query_text)
     if not periods or not ranked:
@@ -177,17 +192,18 @@ def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:
 
 
 def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:
-    """The hits, those that ask with the next message of their session (two queries for all)."""
-    if not hits:
-        return hits
-    first = hits[0].message
-    following = Message.objects.filter(team_id=first.team_id, session_id=OuterRef("session_id"), pk__gt=OuterRef("pk"))
+    """The hits, those that ask with the next message of their session (one statement for all)."""
     asking = [hit.message.pk for hit in hits if "?" in normalize(hit.message.content)]
     if not asking:
         return hits
-    next_of = dict(Message.objects.filter(team_id=first.team_id, pk__in=asking)
-                   .annotate(next_pk=Subquery(following.order_by("pk").values("pk")[:1]))
-                   .values_list("pk", "next_pk"))
-    wanted = {pk for pk in next_of.values() if pk is not None and pk not in exclude_ids}
-    found = Message.objects.select_related("session").in_bulk(sorted(wanted))
-    return [MessageHit(hit.message, hit.score, hit.matched, found.get(next_of.get(hit.message.pk))) for hit in hits]
+    team_id = hits[0].message.team_id
+    table = Message._meta.db_table
+    following = (f"SELECT u.id FROM {table} u WHERE u.team_id = %s AND u.session_id = a.session_id AND u.id > a.id "
+                 "ORDER BY u.id LIMIT 1")
+    sql = (f"SELECT a.id, {columns(Message, 'm', MESSAGE_DEFERRED)}, {columns(Session, 's')} FROM {table} a "
+           f"JOIN {table} m ON m.id = ({following}) JOIN {Session._meta.db_table} s ON s.id = m.session_id "
+           f"WHERE a.team_id = %s AND m.team_id = %s AND a.id IN ({', '.join(['%s'] * len(asking))})")
+    next_of = {lead[0]: message for lead, message in messages_with_sessions(sql, [team_id, team_id, team_id, *asking],
+                                                                            lead=1)
+               if message.pk not in exclude_ids}
+    return [MessageHit(hit.message, hit.score, hit.matched, next_of.get(hit.message.pk)) for hit in hits]

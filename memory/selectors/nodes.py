@@ -11,6 +11,7 @@ from memory.errors import NotFound
 from memory.models import AuditEvent, Node, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import owner_token, query_tokens
+from memory.selectors.rows import columns, read
 from memory.services.sessions import SessionRef
 
 
@@ -45,16 +46,17 @@ class Owner:
 
 
 def owner_session(*, principal: Principal, owner: Owner) -> Session | None:
+    """The live session `owner` names in the principal's team (session id with its workspace
+    and user ids), or None when it names none or it does not exist (or is soft-deleted).
+    Hand-written: it runs on every context call (memory.selectors.rows)."""
     ref = owner.session_ref()
     if ref is None:
         return None
-    return Session.objects.filter(
-        team=principal.team,
-        workspace_id=ref.workspace_id,
-        user_id=ref.user_id,
-        external_id=ref.session_id,
-        deleted_at__isnull=True,
-    ).first()
+    found = read(Session, f"SELECT {columns(Session, 's')} FROM {Session._meta.db_table} s "
+                          "WHERE s.team_id = %s AND s.workspace_id = %s AND s.user_id = %s AND s.external_id = %s "
+                          "AND s.deleted_at IS NULL ORDER BY s.id LIMIT 1",
+                 [principal.team.pk, ref.workspace_id, ref.user_id, ref.session_id])
+    return found[0] if found else None
 
 
 def reach(*, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) -> Q:
@@ -76,6 +78,28 @@ def reach(*, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) 
     for part in parts[1:]:
         combined |= part
     return combined
+
+
+def reach_sql(*, owner: Owner, session: Session | None, scopes=tuple(Scope.values), alias: str = "n") -> tuple[str, list]:
+    """`reach` as an SQL condition over the node columns of table alias `alias`, with its
+    parameters (same rule; "1 = 0" when it reaches nothing), for hand-written statements."""
+    parts: list[str] = []
+    params: list = []
+    if Scope.GLOBAL in scopes:
+        parts.append(f"{alias}.scope = %s")
+        params.append(Scope.GLOBAL)
+    if Scope.USER in scopes and owner.user_id:
+        parts.append(f"({alias}.scope = %s AND {alias}.user_id = %s)")
+        params += [Scope.USER, owner.user_id]
+    if Scope.WORKSPACE in scopes and owner.workspace_id:
+        parts.append(f"({alias}.scope = %s AND {alias}.workspace_id = %s)")
+        params += [Scope.WORKSPACE, owner.workspace_id]
+    if Scope.SESSION in scopes and session is not None:
+        parts.append(f"({alias}.scope = %s AND {alias}.session_id = %s)")
+        params += [Scope.SESSION, session.pk]
+    if not parts:
+        return "1 = 0", []
+    return "(" + " OR ".join(parts) + ")", params
 
 
 def reach_tokens(*, team_id: int, owner: Owner, session: Session | None, scopes=tuple(Scope.values)) -> list[str]:

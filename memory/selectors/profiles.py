@@ -5,11 +5,12 @@ user-scope nodes (memory.selectors.nodes.nodes_for_team) — not by a key limite
 empty list of workspaces.
 """
 
-from django.db.models import QuerySet, Subquery
+from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.profile_models import UserProfile, UserProfileVersion
+from memory.selectors.rows import columns, read
 from memory.validation import clean_identity
 
 
@@ -19,12 +20,18 @@ def _reads_user_memory(principal: Principal) -> bool:
 
 def profile_get(*, principal: Principal, user_id: str) -> UserProfileVersion | None:
     """The current version of `user_id`'s profile in the principal's team, or None when it
-    has none (or the principal may not read user memory). Raises InvalidInput (bad user_id)."""
+    has none (or the principal may not read user memory). Raises InvalidInput (bad user_id).
+    Hand-written: it runs on every context call (memory.selectors.rows)."""
     user_id = clean_identity(user_id, field="user_id", required=True)
     if not _reads_user_memory(principal):
         return None
-    current = UserProfile.objects.filter(team=principal.team, user_id=user_id).values("current_version")[:1]
-    return UserProfileVersion.objects.filter(team=principal.team, user_id=user_id, version=Subquery(current)).first()
+    found = read(UserProfileVersion,
+                 f"SELECT {columns(UserProfileVersion, 'v')} FROM {UserProfileVersion._meta.db_table} v "
+                 "WHERE v.team_id = %s AND v.user_id = %s AND v.version = ("
+                 f"SELECT p.current_version FROM {UserProfile._meta.db_table} p WHERE p.team_id = %s AND p.user_id = %s "
+                 "LIMIT 1) ORDER BY v.id LIMIT 1",
+                 [principal.team.pk, user_id, principal.team.pk, user_id])
+    return found[0] if found else None
 
 
 def profile_version_get(*, principal: Principal, user_id: str, version: int) -> UserProfileVersion:

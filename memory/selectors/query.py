@@ -9,10 +9,12 @@
 Filters (scopes, domain, category prefix, types, tags, entities) restrict both lists.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
+from django.db import connections, router
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import JSONNull
 from django.utils import timezone
@@ -24,12 +26,15 @@ from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
+from memory.search.source import Column, Rows
 from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
+from memory.selectors.layers import like_prefix
 from memory.selectors.lexicon import lexicon_expand
-from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_tokens, unexpired
+from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach, reach_sql, reach_tokens, unexpired
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_by, seed_order_key
+from memory.selectors.rows import nodes_by_id, prefetch_source_links
 from memory.services.nodes import canonical_json, value_hash
 from memory.services.schema import schema_terms
 from memory.validation import clean_text
@@ -154,6 +159,45 @@ def _filtered(principal: Principal, query: MemoryQuery, session: Session | None)
     return nodes.exclude(status=NodeStatus.DELETED)
 
 
+_NODE_TABLE = f'"{Node._meta.db_table}"'
+_NODE_COLUMNS = tuple(Column(name, f'{_NODE_TABLE}."{name}"', Node._meta.get_field(name)) for name in _ORDER_FIELDS)
+
+
+def node_rows(principal: Principal, query: MemoryQuery, session: Session | None) -> Rows:
+    """The rows of `_filtered` as a hand-written condition for keyword search (the same rows:
+    tests compare the two), with the columns `_reason` and the seed's order read."""
+    table = _NODE_TABLE
+    reach_condition, reach_params = reach_sql(owner=query.owner, session=session, alias=table)
+    where = [f"{table}.\"team_id\" = %s", reach_condition]
+    params: list = [principal.team.pk, *reach_params]
+
+    def one_of(column: str, values: tuple[str, ...]) -> None:
+        where.append(f"{table}.\"{column}\" IN ({', '.join(['%s'] * len(values))})")
+        params.extend(values)
+
+    if query.scopes:
+        one_of("scope", query.scopes)
+    if query.domain:
+        where.append(f"{table}.\"domain\" = %s")
+        params.append(query.domain)
+    if query.category_path_prefix:
+        text = "/".join(query.category_path_prefix).strip("/")
+        where.append(f"({table}.\"category_path_text\" = %s OR {table}.\"category_path_text\" LIKE %s ESCAPE '\\')")
+        params += [text, like_prefix(text)]
+    if query.types:
+        one_of("type", query.types)
+    postgresql = connections[router.db_for_read(Node)].vendor == "postgresql"
+    for column, items in (("tags", query.tags), ("entities", query.entities)):
+        for item in items:  # memory.search.fields.JsonListHasItem, written out
+            where.append(f"({table}.\"{column}\")::jsonb @> jsonb_build_array(%s::text)" if postgresql else
+                         f"EXISTS (SELECT 1 FROM json_each({table}.\"{column}\") WHERE json_each.type = 'text' "
+                         "AND json_each.value = %s)")
+            params.append(item)
+    where.append(f"NOT ({table}.\"status\" = %s)")
+    params.append(NodeStatus.DELETED)
+    return Rows(Node, " AND ".join(where), tuple(params), columns=_NODE_COLUMNS)
+
+
 def _structured(nodes: QuerySet[Node], query: MemoryQuery) -> QuerySet[Node]:
     if query.key:
         nodes = nodes.filter(key=query.key)
@@ -194,7 +238,8 @@ def _exact(nodes: QuerySet[Node], query: MemoryQuery, now) -> tuple[list[int], l
 
 
 def _relevant(
-    nodes: QuerySet[Node], query: MemoryQuery, now, exclude: set[int], within: list[str], team_id: int
+    rows: Rows, nodes: Callable[[], QuerySet[Node]], query: MemoryQuery, now, exclude: set[int], within: list[str],
+    team_id: int
 ) -> tuple[list[int], list[Omission], dict[int, tuple[str, ...]]]:
     tokens = query_tokens(query.query_text)
     if not within:
@@ -204,15 +249,16 @@ def _relevant(
     expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=query.owner.workspace_id, tokens=tokens,
                                            token_weights=query_token_weights(query.query_text))
-    scored = rank(nodes, tokens, weights=NODE_FIELD_WEIGHTS, fields=_ORDER_FIELDS, within=within,
-                  expansions=expansions, token_weights=token_weights)
+    scored = rank(rows, tokens, weights=NODE_FIELD_WEIGHTS, within=within, expansions=expansions,
+                  token_weights=token_weights)
     model = embedder()
     if model is not None:
+        filtered = nodes()
         dense = dense_rank(Embedding.objects.filter(team_id=team_id, model=model.name,
-                                                    node__in=nodes), "node_id", model, query.query_text)
+                                                    node__in=filtered), "node_id", model, query.query_text)
         scored = fused_ranking(scored, dense, lambda pks: {
             row["pk"]: {field: row[field] for field in _ORDER_FIELDS}
-            for row in nodes.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)}, dense_weight=NODE_DENSE_WEIGHT)
+            for row in filtered.filter(pk__in=pks).values("pk", *_ORDER_FIELDS)}, dense_weight=NODE_DENSE_WEIGHT)
     scored = _by_score_then_seed_order(scored, now)
     chosen: list[int] = []
     omitted: list[Omission] = []
@@ -247,15 +293,16 @@ def _by_score_then_seed_order(scored: list[Scored], now) -> list[Scored]:
     return ordered
 
 
-def nodes_in_order(pks: list[int], *, prefetch_sources: bool = True) -> list[Node]:
-    """Fetch nodes by id with what serialisers need (session, successor, source links), in the order of `pks`."""
+def nodes_in_order(pks: list[int], *, team_id: int, prefetch_sources: bool = True) -> list[Node]:
+    """Fetch the team's nodes by id with what serialisers need (session, successor, source
+    links), in the order of `pks`; search_tokens deferred (memory.selectors.rows.nodes_by_id)."""
     if not pks:
         return []
-    nodes = Node.objects.select_related("session", "superseded_by")
+    found = nodes_by_id(team_id=team_id, pks=pks)
+    nodes = [found[pk] for pk in pks if pk in found]
     if prefetch_sources:
-        nodes = nodes.prefetch_related("source_links")
-    found = nodes.in_bulk(pks)
-    return [found[pk] for pk in pks if pk in found]
+        prefetch_source_links(nodes)
+    return nodes
 
 
 def memory_query(
@@ -282,22 +329,23 @@ def memory_query(
     principal.check_workspace(query.owner.workspace_id)
     if session is None:
         session = owner_session(principal=principal, owner=query.owner)
-    nodes = _filtered(principal, query, session)
     exact_ids: list[int] = []
     omitted: list[Omission] = []
     structured = bool(query.key or query.has_value or query.value_filters)
     if structured or not query.query_text.strip():
-        exact_ids, omitted = _exact(_structured(nodes, query), query, now)
+        exact_ids, omitted = _exact(_structured(_filtered(principal, query, session), query), query, now)
     relevant_ids: list[int] = []
     matched: dict[int, tuple[str, ...]] = {}
     if query.query_text.strip():
         within = reach_tokens(team_id=principal.team.pk, owner=query.owner, session=session,
                               scopes=query.scopes or tuple(Scope.values))
-        relevant_ids, relevant_omitted, matched = _relevant(nodes, query, now, set(exact_ids) | query.exclude_ids, within,
-                                                        principal.team.pk)
+        relevant_ids, relevant_omitted, matched = _relevant(
+            node_rows(principal, query, session), lambda: _filtered(principal, query, session), query, now,
+            set(exact_ids) | query.exclude_ids, within, principal.team.pk)
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
-    fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, prefetch_sources=prefetch_sources)}
+    fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, team_id=principal.team.pk,
+                                                         prefetch_sources=prefetch_sources)}
     losers = conflict_losers(principal=principal, nodes=fetched.values(), owner=query.owner, session=session, now=now,
                              scopes=query.scopes) if resolve_conflicts else {}
     if losers:

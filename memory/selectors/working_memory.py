@@ -6,6 +6,7 @@ from typing import Any, TypedDict
 
 from accounts.principal import Principal
 from memory.models import Session
+from memory.selectors.rows import columns, read
 from memory.selectors.sessions import session_get
 from memory.services.sessions import SessionRef
 from memory.services.working_memory import empty_working_memory
@@ -51,7 +52,10 @@ def working_memory_for_context(*, session: Session | None) -> WorkingMemorySecti
     """
     if session is None or session.pk is None or session.deleted_at is not None:
         return None
-    memory = WorkingMemory.objects.filter(team_id=session.team_id, session=session).first()
+    found = read(WorkingMemory, f"SELECT {columns(WorkingMemory, 'w')} FROM {WorkingMemory._meta.db_table} w "
+                                "WHERE w.team_id = %s AND w.session_id = %s ORDER BY w.id LIMIT 1",
+                 [session.team_id, session.pk])
+    memory = found[0] if found else None
     if memory is None or memory.is_empty:
         return None
     return {

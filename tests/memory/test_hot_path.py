@@ -72,6 +72,16 @@ def test_shared_serializers_give_what_drf_gives(agent_client):
     assert represent(s.NodeOutSerializer, []) == []
 
 
+def test_a_kept_serializer_takes_each_uses_context_only(agent_client):
+    ids = [_propose(agent_client, text) for text in ("Ships on Fridays", "周五发布")]
+    nodes = list(Node.objects.select_related("session", "superseded_by").filter(pk__in=ids).order_by("pk"))
+    first = represent(s.RelevantNodeOutSerializer, nodes, matched={ids[0]: ("ship",)})
+    second = represent(s.RelevantNodeOutSerializer, nodes, matched={ids[1]: ("周五",)})
+    assert [item["matched"] for item in first] == [["ship"], []]
+    assert [item["matched"] for item in second] == [[], ["周五"]]
+    assert second == s.RelevantNodeOutSerializer(nodes, many=True, context={"matched": {ids[1]: ("周五",)}}).data
+
+
 def test_the_context_answer_reads_no_node_twice(agent_client, principal):
     """Every node the answer serialises comes with its session and successor: no query per
     node. Corrections (L2) are the user's nodes that superseded another."""

@@ -39,6 +39,16 @@ def test_pgbouncer_transaction_mode_disables_server_side_cursors():
     assert found["no_cursors"] is True
 
 
+def test_prepared_statements_bind_on_the_server_only_when_asked():
+    assert "server_side_binding" not in database_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory")["options"]
+    found = database_settings(DATABASE_URL="postgres://memory@db.internal:5432/memory", DATABASE_PREPARED_STATEMENTS="true",
+                              DATABASE_POOL_MAX="4")
+    assert found["options"]["server_side_binding"] is True and found["options"]["prepare_threshold"] == 5
+    assert found["options"]["pool"]["max_size"] == 4
+    sqlite = database_settings(DATABASE_URL="sqlite:////tmp/x.sqlite3", DATABASE_PREPARED_STATEMENTS="true")
+    assert "server_side_binding" not in sqlite["options"]
+
+
 def test_a_pool_smaller_than_its_minimum_fails_loudly():
     result = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",

@@ -6,6 +6,7 @@ import pytest
 
 from memory.models import Message
 from memory.search.engine import rank
+from memory.search.source import Rows
 from memory.search.text import cjk_unigrams, query_token_weights, query_tokens, temporal_expansions
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.context_items import focused_excerpt
@@ -50,7 +51,7 @@ def test_a_question_asking_when_expands_with_dating_words_in_both_languages():
 def test_an_expansion_token_raises_a_match_but_never_finds_a_row_by_itself(principal):
     dated, undated, unrelated = append(principal, "I went to the support group yesterday.",
                                        "The support group was powerful.", "Yesterday it rained all day.")
-    queryset = Message.objects.filter(team=principal.team)
+    queryset = Rows(Message, '"memory_message"."team_id" = %s', (principal.team.pk,))
     tokens = query_tokens("When did she go to the support group?")
     plain = rank(queryset, tokens, weights=MESSAGE_FIELD_WEIGHTS)
     expanded = rank(queryset, tokens, weights=MESSAGE_FIELD_WEIGHTS,

@@ -1,0 +1,119 @@
+"""What a keyword search runs over, as hand-written SQL (R-QUERY; R-TEN).
+
+memory.search.engine fetches candidates, counts document frequencies and reads the values it
+scores with from a `Rows`: one model's table, optionally joined, under an SQL condition that
+the caller writes and that must hold the team and the exact reach. The statements are written
+out here instead of being compiled by the ORM each time: a context call runs two to five of
+them, and the ORM spent more CPU compiling each than the database spent answering it
+(docs/performance.md). The match is the same as the `search_tokens__matches` lookup's
+(memory.search.fields): the GIN-indexed tsvector on PostgreSQL, the FTS5 table on SQLite.
+
+Conditions, joins and columns name tables by their own names ("memory_node"."status"), as
+the ORM does, and take parameters as %s.
+
+On PostgreSQL the match runs alone in a subquery the planner does not merge (OFFSET 0), and
+the caller's condition is checked on the rows it returns. The owner tokens inside the match
+already narrow the GIN scan to the caller's reach (memory.search.text.owner_token); left to
+itself the planner also ANDs it with a bitmap of the exact reach built from the B-tree indexes
+(the global scope alone is 5,000 entries at 100k nodes, 50,000 at 1M), which took 1.1 ms of a
+2.6 ms keyword statement at 100k nodes (docs/performance.md, finding 3). Same rows: the
+condition still decides, in the same statement.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections, router
+from django.db.models import Field, Model
+
+from memory.search.fields import TokenQuery, fts_table
+
+
+@dataclass(frozen=True)
+class Column:
+    """A value read with each candidate: its key in Scored.values, its SQL expression, and the
+    model field whose database converters apply (as the ORM's values() converts it)."""
+
+    name: str
+    sql: str
+    field: Field
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows of `model`'s table (plus `joins`) where `where` holds (its parameters in
+    `params`), with `columns` read for each candidate."""
+
+    model: type[Model]
+    where: str
+    params: tuple = ()
+    joins: str = ""
+    columns: tuple[Column, ...] = ()
+
+    @property
+    def table(self) -> str:
+        return f'"{self.model._meta.db_table}"'
+
+    @property
+    def using(self) -> str:
+        return router.db_for_read(self.model)
+
+    def matching(self, query: TokenQuery, *, select: str, tail: str = "") -> tuple[str, list]:
+        """`SELECT {select} FROM … WHERE (where) AND <the rows match query>{tail}` and its parameters."""
+        connection = connections[self.using]
+        joins = f" {self.joins}" if self.joins else ""
+        if connection.vendor == "postgresql":
+            # The match alone, in a subquery the planner keeps apart (OFFSET 0); the condition is
+            # checked on the rows it returns. See the module docstring.
+            columns = ", ".join(f'"{field.column}"' for field in self.model._meta.concrete_fields)
+            matched = (f"(SELECT {columns} FROM {self.table} WHERE search_vector @@ to_tsquery('simple'::regconfig, %s) "
+                       f"OFFSET 0) AS {self.table}")
+            return (f"SELECT {select} FROM {matched}{joins} WHERE ({self.where}){tail}",
+                    [query.as_tsquery(), *self.params])
+        if connection.vendor == "sqlite":
+            fts = f'"{fts_table(self.model)}"'
+            match = f"{self.table}.\"id\" IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)"
+            return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
+                    [*self.params, query.as_fts5()])
+        raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
+
+    def fetch(self, query: TokenQuery, limit: int) -> list[tuple]:
+        """The newest `limit` matching rows: (id, search_tokens, *columns), values converted."""
+        select = ", ".join([f"{self.table}.\"id\"", f"{self.table}.\"search_tokens\"",
+                            *(column.sql for column in self.columns)])
+        sql, params = self.matching(query, select=select, tail=f" ORDER BY {self.table}.\"id\" DESC LIMIT {int(limit)}")
+        connection = connections[self.using]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        chains = []
+        for index, column in enumerate(self.columns, start=2):
+            expression = column.field.get_col(column.field.model._meta.db_table)
+            converters = connection.ops.get_db_converters(expression) + expression.get_db_converters(connection)
+            if converters:
+                chains.append((index, converters, expression))
+        if not chains:
+            return rows
+        converted = []
+        for row in rows:
+            values: list[Any] = list(row)
+            for index, chain, expression in chains:
+                value = values[index]
+                for convert in chain:
+                    value = convert(value, expression, connection)
+                values[index] = value
+            converted.append(tuple(values))
+        return converted
+
+    def counts(self, queries: Sequence[TokenQuery], cap: int) -> list[int]:
+        """Per query, the matching rows counted up to `cap`; one statement for all."""
+        parts: list[str] = []
+        params: list = []
+        for index, query in enumerate(queries):
+            sql, query_params = self.matching(query, select=f"{self.table}.\"id\"", tail=f" LIMIT {int(cap)}")
+            parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS df_{index})")
+            params += query_params
+        with connections[self.using].cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join(parts), params)
+            return [int(count) for count in cursor.fetchone()]
