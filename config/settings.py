@@ -118,10 +118,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # the context call's statements once instead of on every call (about 4 ms of the database's
 # 20 ms a call at 100k nodes, docs/performance.md). Off by default: pgbouncer in transaction
 # mode before 1.21 (or without max_prepared_statements) loses prepared statements between
-# transactions (docs/deploy.md).
+# transactions (docs/deploy.md). A threshold of 0 (prepare everything at once) is refused: the
+# schema editor's two-command statements cannot be prepared, so `migrate` would fail.
 if env_bool("DATABASE_PREPARED_STATEMENTS", False) and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=0))
+        server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=1))
 # PostgreSQL: a psycopg 3 connection pool in each process (Django's OPTIONS["pool"]) instead of
 # CONN_MAX_AGE, when DATABASE_POOL_MAX > 0. Each gunicorn worker keeps DATABASE_POOL_MIN to
 # DATABASE_POOL_MAX connections; a request waits up to DATABASE_POOL_TIMEOUT seconds for one.

@@ -49,6 +49,19 @@ def test_prepared_statements_bind_on_the_server_only_when_asked():
     assert "server_side_binding" not in sqlite["options"]
 
 
+def test_preparing_every_statement_at_once_is_refused():
+    """psycopg with prepare_threshold 0 prepares the schema editor's two-command statements
+    too, and PostgreSQL refuses them: `migrate` would fail (a newcomer's finding)."""
+    result = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
+                                 "DATABASE_URL": "postgres://m@h:5432/m", "DATABASE_PREPARED_STATEMENTS": "true",
+                                 "DATABASE_PREPARE_THRESHOLD": "0"})
+    assert result.returncode != 0
+    assert "DATABASE_PREPARE_THRESHOLD must be >= 1, got 0" in result.stderr
+    assert database_settings(DATABASE_URL="postgres://m@h:5432/m", DATABASE_PREPARED_STATEMENTS="true",
+                             DATABASE_PREPARE_THRESHOLD="1")["options"]["prepare_threshold"] == 1
+
+
 def test_a_pool_smaller_than_its_minimum_fails_loudly():
     result = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",

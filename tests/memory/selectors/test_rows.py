@@ -185,6 +185,10 @@ def test_the_ledger_insert_stores_what_the_orms_create_stores(principal):
     created = Retrieval.objects.create(**values)
     assert {**model_to_dict(written), "id": None} == {**model_to_dict(created), "id": None}
     assert written.created_at == values["created_at"] and written.policy["max_chars"]["value"] == 900
+    # A column the caller leaves out (one added to Retrieval later) takes its default, as create() would.
+    partial = {name: value for name, value in values.items() if name not in ("warnings", "truncated", "omitted")}
+    defaulted = Retrieval.objects.get(pk=_insert(Retrieval, connection, partial))
+    assert (defaulted.warnings, defaulted.truncated, defaulted.omitted) == ([], False, [])
 
 
 def test_instances_made_without_init_are_the_ones_from_db_makes(principal):
