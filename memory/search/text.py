@@ -18,7 +18,6 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 
 import opencc
 import Stemmer
@@ -62,24 +61,13 @@ def stem(word: str) -> str:
     return stemmer.stemWord(word)
 
 
-NORMALIZED_CACHED = 4096  # texts of at most NORMALIZED_CACHED_CHARS characters whose normal form is kept
-NORMALIZED_CACHED_CHARS = 512
-
-
-@lru_cache(maxsize=NORMALIZED_CACHED)
-def _normalized(text: str) -> str:
-    return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
-
-
 def normalize(text: str) -> str:
     """NFKC, case-fold and fold traditional Chinese to simplified. Length may change.
 
-    A pure function, so the normal form of a short text (a node's title or content, a message
-    line) is kept per process (at most NORMALIZED_CACHED of them): a context call normalises the
-    same standing nodes and messages again and again, ~10 µs each through OpenCC."""
-    if len(text) > NORMALIZED_CACHED_CHARS:
-        return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
-    return _normalized(text)
+    Deliberately not memoised: a per-process cache of normal forms would keep the text of a
+    hard-forgotten memory in every worker until evicted (R-STORE: nothing derived from it may
+    remain), for ~1 ms of CPU a context call."""
+    return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
 
 
 def _runs(normalized: str) -> Iterator[tuple[str, str]]:
