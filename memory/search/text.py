@@ -66,7 +66,7 @@ def normalize(text: str) -> str:
 
     Deliberately not memoised: a per-process cache of normal forms would keep the text of a
     hard-forgotten memory in every worker until evicted (R-STORE: nothing derived from it may
-    remain), for ~1 ms of CPU a context call."""
+    remain), for ~0.4 ms of CPU a context call (131 calls on a LoCoMo question)."""
     return _T2S.convert(unicodedata.normalize("NFKC", text).casefold())
 
 
