@@ -60,6 +60,30 @@ def fts_table(model: type[models.Model]) -> str:
     return f"{model._meta.db_table}_fts"
 
 
+def match_sql(connection, table: str, model: type[models.Model], query: TokenQuery) -> tuple[str, list]:
+    """The SQL condition "rows of `table` (a quoted table name or alias of `model`) match
+    `query`" on `connection`, and its parameters: the lookup's and the hand-written
+    statements' (memory.search.source) one definition. Raises NotImplementedError on a
+    database other than PostgreSQL and SQLite."""
+    if connection.vendor == "postgresql":
+        return f"{table}.search_vector @@ to_tsquery('simple'::regconfig, %s)", [query.as_tsquery()]
+    if connection.vendor == "sqlite":
+        fts = f'"{fts_table(model)}"'
+        return f'{table}."id" IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)', [query.as_fts5()]
+    raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
+
+
+def has_item_sql(connection, column: str) -> str:
+    """The SQL condition "the JSON list in `column` (an SQL expression) contains the string
+    given as the one parameter %s", for the lookup and hand-written statements alike.
+    Raises NotImplementedError on a database other than PostgreSQL and SQLite."""
+    if connection.vendor == "postgresql":
+        return f"({column})::jsonb @> jsonb_build_array(%s::text)"
+    if connection.vendor == "sqlite":
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.type = 'text' AND json_each.value = %s)"
+    raise NotImplementedError(f"has_item is not implemented for {connection.vendor}")
+
+
 @SearchTokensField.register_lookup
 class TokensMatch(Lookup):
     lookup_name = "matches"
@@ -68,26 +92,10 @@ class TokensMatch(Lookup):
     def get_db_prep_lookup(self, value, connection):
         return ("%s", [value])
 
-    def _query(self) -> TokenQuery:
+    def as_sql(self, compiler, connection):
         if not isinstance(self.rhs, TokenQuery):
             raise TypeError("search_tokens__matches takes a TokenQuery")
-        return self.rhs
-
-    def as_postgresql(self, compiler, connection):
-        column = f"{compiler.quote_name(self.lhs.alias)}.search_vector"
-        return f"{column} @@ to_tsquery('simple'::regconfig, %s)", [self._query().as_tsquery()]
-
-    def as_sqlite(self, compiler, connection):
-        model = self.lhs.target.model
-        alias = compiler.quote_name(self.lhs.alias)
-        table = fts_table(model)
-        return (
-            f"{alias}.\"id\" IN (SELECT rowid FROM \"{table}\" WHERE \"{table}\" MATCH %s)",
-            [self._query().as_fts5()],
-        )
-
-    def as_sql(self, compiler, connection):
-        raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
+        return match_sql(connection, compiler.quote_name(self.lhs.alias), self.lhs.target.model, self.rhs)
 
 
 @models.JSONField.register_lookup
@@ -97,16 +105,6 @@ class JsonListHasItem(Lookup):
     lookup_name = "has_item"
     prepare_rhs = False
 
-    def as_postgresql(self, compiler, connection):
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        return f"({lhs})::jsonb @> jsonb_build_array(%s::text)", [*lhs_params, self.rhs]
-
-    def as_sqlite(self, compiler, connection):
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        return (
-            f"EXISTS (SELECT 1 FROM json_each({lhs}) WHERE json_each.type = 'text' AND json_each.value = %s)",
-            [*lhs_params, self.rhs],
-        )
-
     def as_sql(self, compiler, connection):
-        raise NotImplementedError(f"has_item is not implemented for {connection.vendor}")
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return has_item_sql(connection, lhs), [*lhs_params, self.rhs]

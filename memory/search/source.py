@@ -22,12 +22,12 @@ condition still decides, in the same statement.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connections, router
 from django.db.models import Field, Model
 
-from memory.search.fields import TokenQuery, fts_table
+from memory.search.fields import TokenQuery, match_sql
+from memory.selectors.rows import converted, converters
 
 
 @dataclass(frozen=True)
@@ -63,20 +63,15 @@ class Rows:
         """`SELECT {select} FROM … WHERE (where) AND <the rows match query>{tail}` and its parameters."""
         connection = connections[self.using]
         joins = f" {self.joins}" if self.joins else ""
+        match, match_params = match_sql(connection, self.table, self.model, query)
         if connection.vendor == "postgresql":
             # The match alone, in a subquery the planner keeps apart (OFFSET 0); the condition is
             # checked on the rows it returns. See the module docstring.
             columns = ", ".join(f'"{field.column}"' for field in self.model._meta.concrete_fields)
-            matched = (f"(SELECT {columns} FROM {self.table} WHERE search_vector @@ to_tsquery('simple'::regconfig, %s) "
-                       f"OFFSET 0) AS {self.table}")
-            return (f"SELECT {select} FROM {matched}{joins} WHERE ({self.where}){tail}",
-                    [query.as_tsquery(), *self.params])
-        if connection.vendor == "sqlite":
-            fts = f'"{fts_table(self.model)}"'
-            match = f"{self.table}.\"id\" IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)"
-            return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
-                    [*self.params, query.as_fts5()])
-        raise NotImplementedError(f"keyword search is not implemented for {connection.vendor}")
+            matched = f"(SELECT {columns} FROM {self.table} WHERE {match} OFFSET 0) AS {self.table}"
+            return f"SELECT {select} FROM {matched}{joins} WHERE ({self.where}){tail}", [*match_params, *self.params]
+        return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
+                [*self.params, *match_params])
 
     def fetch(self, query: TokenQuery, limit: int) -> list[tuple]:
         """The newest `limit` matching rows: (id, search_tokens, *columns), values converted."""
@@ -87,24 +82,12 @@ class Rows:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-        chains = []
-        for index, column in enumerate(self.columns, start=2):
-            expression = column.field.get_col(column.field.model._meta.db_table)
-            converters = connection.ops.get_db_converters(expression) + expression.get_db_converters(connection)
-            if converters:
-                chains.append((index, converters, expression))
+        # The columns' converters (memory.selectors.rows), shifted past id and search_tokens.
+        chains = [(index + 2, chain, column) for index, chain, column
+                  in converters(connection, tuple(column.field for column in self.columns))]
         if not chains:
             return rows
-        converted = []
-        for row in rows:
-            values: list[Any] = list(row)
-            for index, chain, expression in chains:
-                value = values[index]
-                for convert in chain:
-                    value = convert(value, expression, connection)
-                values[index] = value
-            converted.append(tuple(values))
-        return converted
+        return [tuple(values) for values in converted(rows, 2 + len(self.columns), chains, connection)]
 
     def counts(self, queries: Sequence[TokenQuery], cap: int) -> list[int]:
         """Per query, the matching rows counted up to `cap`; one statement for all."""

@@ -25,6 +25,7 @@ from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.engine import Scored, rank
+from memory.search.fields import has_item_sql
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
 from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
@@ -186,12 +187,10 @@ def node_rows(principal: Principal, query: MemoryQuery, session: Session | None)
         params += [text, like_prefix(text)]
     if query.types:
         one_of("type", query.types)
-    postgresql = connections[router.db_for_read(Node)].vendor == "postgresql"
+    connection = connections[router.db_for_read(Node)]
     for column, items in (("tags", query.tags), ("entities", query.entities)):
-        for item in items:  # memory.search.fields.JsonListHasItem, written out
-            where.append(f"({table}.\"{column}\")::jsonb @> jsonb_build_array(%s::text)" if postgresql else
-                         f"EXISTS (SELECT 1 FROM json_each({table}.\"{column}\") WHERE json_each.type = 'text' "
-                         "AND json_each.value = %s)")
+        for item in items:  # the tags__has_item lookup's condition
+            where.append(has_item_sql(connection, f'{table}."{column}"'))
             params.append(item)
     where.append(f"NOT ({table}.\"status\" = %s)")
     params.append(NodeStatus.DELETED)
