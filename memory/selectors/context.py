@@ -371,8 +371,7 @@ def _record(principal: Principal, request: ContextRequest, session: Session | No
 def _insert(model, connection, values: dict[str, Any]) -> int:
     """INSERT one row of `model` with `values` (attname → value; a concrete column it leaves out
     takes its field's default), each prepared by its field as Model.save prepares it; returns
-    the new id. Written out:
-    the ORM's save costs ~2 ms of CPU here, on every context call."""
+    the new id. Written out: the ORM's save costs ~2 ms of CPU here, on every context call."""
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
            f"({', '.join(connection.ops.quote_name(field.column) for field in fields)}) "
