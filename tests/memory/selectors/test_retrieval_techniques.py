@@ -105,6 +105,18 @@ def test_a_memory_sharing_characters_beyond_the_bigram_ranks_above_an_equal_one_
     assert [node.pk for node in found.relevant] == [show.pk, song.pk]
 
 
+def test_a_memory_sharing_only_function_words_with_a_chinese_question_is_not_returned(principal):
+    """我们 / 可以 / 什么 carry grammar, not topic (memory.search.text.CJK_STOP_BIGRAMS)."""
+    owner = Owner(workspace_id="home", user_id="bart")
+    fields = dict(scope="user", type="fact", user_id="bart", workspace_id="home")
+    hike = make_node(principal, **fields, title="周末去香山爬山")
+    make_node(principal, **fields, title="我们可以明天再说")
+    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们可以去爬山吗？", limit=5))
+    assert [node.pk for node in found.relevant] == [hike.pk]
+    alone = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们可以", limit=5))
+    assert [node.title for node in alone.relevant] == ["我们可以明天再说"]
+
+
 def test_later_lines_of_a_conversation_query_weigh_more_than_earlier_ones():
     weights = query_token_weights("I walked the dog\nthen baked bread\nnow I want pasta")
     assert weights["pasta"] == 1.0 and weights["bread"] == pytest.approx(0.8) and weights["dog"] == pytest.approx(0.64)
