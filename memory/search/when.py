@@ -237,19 +237,26 @@ def mentioned_periods(text: str, now: datetime | date | None = None) -> list[Per
     readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
         (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
     if now is not None:  # after the absolute forms: "2020年前" is the year 2020, not 2,020 years ago
-        today = _utc_date(now)
-        readers += [(pattern, lambda match: _relative(match, today)) for pattern in _RELATIVE]
+        today, resolved = _utc_date(now), {}
+
+        def relative(match: re.Match) -> DayRange | None:  # a conversation says "今天" again and again
+            if match.group(0) not in resolved:
+                resolved[match.group(0)] = _relative(match, today)
+            return resolved[match.group(0)]
+
+        readers += [(pattern, relative) for pattern in _RELATIVE]
     found: list[tuple[int, Period | DayRange]] = []
-    taken: list[range] = []
+    taken = bytearray(len(folded))  # 1: a character an earlier form read
     for pattern, read in readers:
         for match in pattern.finditer(folded):
-            if any(match.start() in span or match.end() - 1 in span for span in taken):
+            start, end = match.span()
+            if taken[start] or taken[end - 1]:
                 continue  # a longer form already read these characters ("October 13, 2023" before "in 2023")
             period = read(match)
             if period is None:
                 continue
-            taken.append(range(match.start(), match.end()))
-            found.append((match.start(), period))
+            taken[start:end] = b"\x01" * (end - start)
+            found.append((start, period))
     periods = list(dict.fromkeys(period for _, period in sorted(found, key=lambda item: item[0])))
     return periods if len(periods) <= MAX_PERIODS else []
 
