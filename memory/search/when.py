@@ -232,7 +232,8 @@ def mentioned_periods(text: str, now: datetime | date | None = None) -> list[Per
     without repeats; none when they name more than MAX_PERIODS (a list of dates, not a
     question about a time). Calendar periods named explicitly always (`Period`); with `now`
     (the call's time, aware or naive UTC) also the relative ones, as days counted back from
-    its UTC date (`DayRange`; the module docstring). R-QUERY. About 0.15 ms for 500 characters."""
+    its UTC date (`DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
+    0.25 ms with `now` (0.35 ms for a Chinese conversation that says 今天 and 上周 in every line)."""
     folded = normalize(text[-SCAN_CHARS:])
     readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
         (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
