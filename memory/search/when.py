@@ -3,8 +3,16 @@
 "What did Maria donate in December 2023?", "What painting did Melanie show on October 13,
 2023?", "他2023年5月去了哪里？", "五月三号我们聊了什么？": `mentioned_periods` finds the calendar
 periods a query names explicitly — a day, a month or a year, in English or Chinese — and
-`in_periods` tells whether a moment falls in one of them. Relative words (yesterday, last
-week) are not dates here: they are matched as words (memory.search.text.temporal_expansions).
+`in_periods` tells whether a moment falls in one of them.
+
+Given the call's time `now`, it also reads relative periods ("yesterday", "last week", "3 days
+ago", "上周", "三天前") as concrete ranges of UTC days counted back from `now`'s UTC date: a day
+(today, yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday
+(this week, last week, N weeks ago), a weekend Saturday and Sunday of such a week (this weekend,
+last weekend: the one before this week's Monday), a calendar month (this month, last month, N
+months ago) or year (this year, last year / 去年, 前年, N years ago). Every period found counts:
+"last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
+上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
 A turn is said on or after the day it talks about ("yesterday I went …" is said the next day),
 so a period reaches TALKED_ABOUT_DAYS past its end; and it starts a day early, because moments
@@ -14,8 +22,9 @@ stored on the day before. A month or a day named without a year is that month or
 
 import calendar
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from memory.search.text import normalize
 
@@ -46,7 +55,7 @@ _ENGLISH = [
     # 13/10/2023 or 10/13/2023: read only when one of the two numbers can only be the day
     re.compile(r"\b(?P<first>[12]\d|3[01]|0?[1-9])/(?P<second>[12]\d|3[01]|0?[1-9])/(?P<year>(?:19|20)\d\d)\b"),
 ]
-_CN_NUMBER = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+_CN_NUMBER = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
               "十一": 11, "十二": 12}
 _CN_MONTH = r"(?P<month>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
 _CN_DAY = r"(?P<day>[12]\d|3[01]|0?[1-9]|三十一?|二?十[一二三四五六七八九]?|[一二三四五六七八九])"
@@ -55,6 +64,34 @@ _CHINESE = [
     re.compile(rf"(?<![\d一二三四五六七八九十])(?:(?P<year>(?:19|20)\d\d)年)?{_CN_MONTH}月(?:{_CN_DAY}[日号])?"),
     re.compile(r"(?<!\d)(?P<year>(?:19|20)\d\d)年"),  # 2023年
 ]
+
+# Relative periods (given `now`): a unit (day, week, weekend, month, year) and how many of them back.
+_EN_NUMBER = {word: number for number, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {"a": 1, "an": 1}
+_DAYS_BACK = {"today": 0, "yesterday": 1, "the day before yesterday": 2, "今天": 0, "昨天": 1, "前天": 2, "大前天": 3}
+_YEARS_BACK = {"今年": 0, "去年": 1, "前年": 2}
+_UNITS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "year": "year", "天": "day",
+          "周": "week", "星期": "week", "礼拜": "week", "个星期": "week", "个礼拜": "week", "周末": "weekend",
+          "月": "month", "个月": "month", "年": "year"}
+_CN_COUNT = r"(?P<n>\d{1,4}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
+_RELATIVE = [
+    # "the last week of June" is not last week
+    re.compile(r"\b(?:(?P<days>the\s+day\s+before\s+yesterday|yesterday|today)"
+               r"|(?<!the\s)(?P<which>this|last)\s+(?P<unit>weekend|week|month|year)"
+               rf"|(?P<n>\d{{1,4}}|{'|'.join(_EN_NUMBER)})\s+(?P<ago>day|week|month|year)s?\s+ago)\b"),
+    # not 晚上/早上/马上… 月, 日本月…, 这周围, 这个月饼, nor the tail of a longer number
+    re.compile(r"(?P<days>大前天|前天|昨天|今天)|(?P<years>今年|去年|前年)"
+               r"|(?P<which>(?<![早晚马路身网天楼山海以加之手脸会班车线台])上|这|(?<![日一两几课书笔账剧脚版])本)个?"
+               r"(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球]))"
+               rf"|(?<![\d一二三四五六七八九十两百千万几]){_CN_COUNT}(?P<ago>天|周|个星期|个礼拜|个月|年)前"),
+]
+
+
+def _reaches(day: int, start: date, end: date) -> bool:
+    """Whether day number `day` (date.toordinal) is from LEAD_DAYS before `start` to
+    TALKED_ABOUT_DAYS after `end`: the reach of every period (day numbers, so no date
+    arithmetic can overflow)."""
+    return start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + TALKED_ABOUT_DAYS
 
 
 @dataclass(frozen=True)
@@ -66,12 +103,11 @@ class Period:
     day: int | None = None
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a UTC date) falls in the period, from LEAD_DAYS before it to
-        TALKED_ABOUT_DAYS after it (day numbers, so no date arithmetic can overflow)."""
+        """Whether `moment` (a UTC date) is within the period's reach (`_reaches`)."""
         day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
             start, end = self._bounds(year)
-            if start is not None and start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + TALKED_ABOUT_DAYS:
+            if start is not None and _reaches(day, start, end):
                 return True
         return False
 
@@ -85,6 +121,64 @@ class Period:
             return day, day
         except ValueError:  # 30 February, a year out of range
             return None, date.min
+
+
+@dataclass(frozen=True)
+class DayRange:
+    """A relative period resolved against a reference time: the UTC days `start` to `end`,
+    both included."""
+
+    start: date
+    end: date
+
+    def contains(self, moment: date) -> bool:
+        """Whether `moment` (a UTC date) is within the range's reach (`_reaches`)."""
+        return _reaches(moment.toordinal(), self.start, self.end)
+
+
+def _utc_date(moment: datetime | date) -> date:
+    """The UTC date of `moment`; a naive datetime is taken as UTC already."""
+    if isinstance(moment, datetime):
+        if moment.utcoffset():
+            try:
+                moment = moment.astimezone(UTC)
+            except OverflowError:  # within hours of the first or last moment there is
+                pass
+        return moment.date()
+    return moment
+
+
+def _days_back(unit: str, back: int, today: date) -> DayRange | None:
+    """The `unit` ("day", "week", "weekend", "month", "year") `back` units before the one
+    holding `today`; None past the first or last date there is."""
+    first, last = 1, date.max.toordinal()
+    if unit in ("month", "year"):
+        months = today.year * 12 + today.month - 1 - (back * 12 if unit == "year" else back)
+        year, month = divmod(months, 12)
+        if not 1 <= year <= date.max.year:
+            return None
+        if unit == "year":
+            return DayRange(date(year, 1, 1), date(year, 12, 31))
+        return DayRange(date(year, month + 1, 1), date(year, month + 1, calendar.monthrange(year, month + 1)[1]))
+    if unit == "day":
+        start = end = today.toordinal() - back
+    else:
+        monday = today.toordinal() - today.weekday() - 7 * back
+        start, end = (monday + 5, monday + 6) if unit == "weekend" else (monday, monday + 6)
+    start, end = max(start, first), min(end, last)
+    return DayRange(date.fromordinal(start), date.fromordinal(end)) if start <= end else None
+
+
+def _relative(match: re.Match, today: date) -> DayRange | None:
+    parts = match.groupdict()
+    if parts["days"]:
+        return _days_back("day", _DAYS_BACK[re.sub(r"\s+", " ", parts["days"])], today)
+    if parts.get("years"):
+        return _days_back("year", _YEARS_BACK[parts["years"]], today)
+    if parts["which"]:
+        return _days_back(_UNITS[parts["unit"]], 1 if parts["which"] in ("last", "上") else 0, today)
+    back = _EN_NUMBER[parts["n"]] if parts["n"] in _EN_NUMBER else _number(parts["n"])
+    return _days_back(_UNITS[parts["ago"]], back, today)
 
 
 def _modal_may(text: str, parts: dict) -> bool:
@@ -114,41 +208,64 @@ def _number(text: str | None) -> int | None:
     return (_CN_NUMBER.get(tens, 1) if tens else 1) * 10 + (_CN_NUMBER.get(units, 0) if units else 0)
 
 
-def mentioned_periods(text: str) -> list[Period]:
-    """The calendar periods the last SCAN_CHARS characters of `text` name explicitly, in order
-    of appearance, without repeats; none when they name more than MAX_PERIODS (a list of
-    dates, not a question about a time). About 0.15 ms for 500 characters."""
+def _absolute(match: re.Match) -> Period | None:
+    parts = match.groupdict()
+    if parts.get("first"):  # d/m/y or m/d/y
+        parts = _day_and_month(parts)
+        if parts is None:
+            return None
+    elif _modal_may(match.group(0), parts):
+        return None
+    month = parts.get("month")
+    month_number = _MONTHS.get(month.rstrip(".")) if month and not month[0].isdigit() and month[0] not in _CN_NUMBER \
+        else _number(month)
+    period = Period(year=_number(parts.get("year")), month=month_number, day=_number(parts.get("day")))
+    if period.month is not None and not 1 <= period.month <= 12:
+        return None
+    if period.day is not None and not 1 <= period.day <= 31:
+        return None
+    return period
+
+
+def mentioned_periods(text: str, now: datetime | date | None = None) -> list[Period | DayRange]:
+    """The periods the last SCAN_CHARS characters of `text` name, in order of appearance,
+    without repeats; none when they name more than MAX_PERIODS (a list of dates, not a
+    question about a time). Calendar periods named explicitly always (`Period`); with `now`
+    (the call's time, aware or naive UTC) also the relative ones, as days counted back from
+    its UTC date (`DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
+    0.25 ms with `now` (0.35 ms for a Chinese conversation that says 今天 and 上周 in every line)."""
     folded = normalize(text[-SCAN_CHARS:])
-    found: list[tuple[int, Period]] = []
-    taken: list[range] = []
-    for pattern in (*_ENGLISH, *_CHINESE):
+    readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
+        (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
+    if now is not None:  # after the absolute forms: "2020年前" is the year 2020, not 2,020 years ago
+        today, resolved = _utc_date(now), {}
+
+        def relative(match: re.Match) -> DayRange | None:  # a conversation says "今天" again and again
+            if match.group(0) not in resolved:
+                resolved[match.group(0)] = _relative(match, today)
+            return resolved[match.group(0)]
+
+        readers += [(pattern, relative) for pattern in _RELATIVE]
+    found: list[tuple[int, Period | DayRange]] = []
+    taken = bytearray(len(folded))  # 1: a character an earlier form read
+    for pattern, read in readers:
         for match in pattern.finditer(folded):
-            if any(match.start() in span or match.end() - 1 in span for span in taken):
+            start, end = match.span()
+            if taken[start] or taken[end - 1]:
                 continue  # a longer form already read these characters ("October 13, 2023" before "in 2023")
-            parts = match.groupdict()
-            if parts.get("first"):  # d/m/y or m/d/y
-                parts = _day_and_month(parts)
-                if parts is None:
-                    continue
-            elif _modal_may(match.group(0), parts):
+            period = read(match)
+            if period is None:
                 continue
-            month = parts.get("month")
-            month_number = _MONTHS.get(month.rstrip(".")) if month and not month[0].isdigit() and month[0] not in _CN_NUMBER \
-                else _number(month)
-            period = Period(year=_number(parts.get("year")), month=month_number, day=_number(parts.get("day")))
-            if period.month is not None and not 1 <= period.month <= 12:
-                continue
-            if period.day is not None and not 1 <= period.day <= 31:
-                continue
-            taken.append(range(match.start(), match.end()))
-            found.append((match.start(), period))
+            taken[start:end] = b"\x01" * (end - start)
+            found.append((start, period))
     periods = list(dict.fromkeys(period for _, period in sorted(found, key=lambda item: item[0])))
     return periods if len(periods) <= MAX_PERIODS else []
 
 
-def in_periods(moment: datetime | date | None, periods: list[Period]) -> bool:
-    """Whether `moment` falls in (or within TALKED_ABOUT_DAYS after) any of `periods`."""
+def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange]) -> bool:
+    """Whether `moment` (its UTC date) falls in any of `periods`, from LEAD_DAYS before one to
+    TALKED_ABOUT_DAYS after it."""
     if moment is None or not periods:
         return False
-    day = moment.date() if isinstance(moment, datetime) else moment
+    day = _utc_date(moment)
     return any(period.contains(day) for period in periods)

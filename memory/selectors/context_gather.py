@@ -15,6 +15,7 @@ still read.
 import logging
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import DatabaseError, connections, router
 from django.utils import timezone
@@ -108,8 +109,9 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     """Read every part of the context for `request` at `sizes` (see the module docstring)."""
     parts = Parts(top_n=sizes.top_n)
     owner = request.owner
+    now = timezone.now()
     try:
-        layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=timezone.now(),
+        layers = default_layers(team_id=principal.team.pk, owner=owner, session=session, now=now,
                                 domain=request.domain, category_prefix=request.category_path_prefix,
                                 limit=sizes.standing)
         why = {"session": "session_memory", "workspace": "workspace_memory", "user_preferences": "user_preference"}
@@ -148,12 +150,12 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
-        _read_hits(principal, request, session, sizes, parts)
+        _read_hits(principal, request, session, sizes, parts, now)
     return parts
 
 
 def _read_hits(principal: Principal, request: ContextRequest, session: Session | None, sizes: ReadSizes,
-               parts: Parts) -> None:
+               parts: Parts, now: datetime) -> None:
     listed = {item.obj.pk for item in parts.standing}
     try:
         result = memory_query(
@@ -186,6 +188,7 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
             limit=sizes.top_n,
             exclude_ids={message.pk for message in parts.recent},
             exclude_texts={normalize(message.content) for message in parts.recent},
+            now=now,
         )
         parts.message_hits = [
             [message_item("earlier_messages", hit.message, "relevant", hit.matched)]

@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
@@ -210,6 +210,20 @@ def test_a_new_session_recalls_the_users_earlier_conversations(principal):
     append(principal, "I adopted a dog called Biscuit", session_id="old", user_id="u1", workspace_id="w1")
     context = build(principal, "what is my dog called?", owner=Owner(workspace_id="w1", user_id="u1", session_id="new"))
     assert [m.content for m in context.section("earlier_messages")] == ["I adopted a dog called Biscuit"]
+
+
+def test_the_context_call_reads_yesterday_against_its_own_time(principal):
+    june = append(principal, "We went camping at the lake.", session_id="s-june", user_id="u1",
+                  occurred_at=datetime(2023, 6, 20, 18, tzinfo=UTC))[0]
+    september = append(principal, "We went camping at the lake!", session_id="s-sept", user_id="u1",
+                       occurred_at=datetime(2023, 9, 2, tzinfo=UTC))[0]
+    owner = Owner(user_id="u1", session_id="new")
+    # only the context call's clock: the message search must be handed its time, not read its own
+    with mock.patch("memory.selectors.context_gather.timezone", **{"now.return_value": datetime(2023, 6, 21, tzinfo=UTC)}):
+        context = build(principal, "Where did we go camping yesterday?", owner=owner)
+    assert [m.pk for m in context.section("earlier_messages")] == [june.pk, september.pk]
+    assert [m.pk for m in build(principal, "Where did we go camping yesterday?", owner=owner)
+            .section("earlier_messages")] == [september.pk, june.pk]
 
 
 def test_identical_earlier_messages_are_shown_once(principal):

@@ -1,0 +1,156 @@
+"""Relative periods a question names ("yesterday", "last week", "上周", "三天前"), resolved
+against the call's time (memory.search.when), and the time-aware ranking they drive
+(memory.selectors.messages; issue 7, R-QUERY)."""
+
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+
+from memory.search.when import DayRange, Period, in_periods, mentioned_periods
+from memory.selectors.messages import messages_search
+from memory.selectors.nodes import Owner
+from tests.helpers import append
+
+NEW_YEAR = datetime(2024, 1, 1, 12, tzinfo=UTC)  # a Monday
+LEAP_MARCH = datetime(2024, 3, 1, 9, tzinfo=UTC)  # a Friday, the day after 29 February
+
+
+def days(first: tuple[int, int, int], last: tuple[int, int, int] | None = None) -> list[DayRange]:
+    return [DayRange(date(*first), date(*(last or first)))]
+
+
+@pytest.mark.parametrize(("text", "now", "expected"), [
+    ("What did we talk about today?", NEW_YEAR, days((2024, 1, 1))),
+    ("What did we talk about yesterday?", NEW_YEAR, days((2023, 12, 31))),
+    ("Yesterday's plan", LEAP_MARCH, days((2024, 2, 29))),
+    ("the day before yesterday", LEAP_MARCH, days((2024, 2, 28))),
+    ("this week", LEAP_MARCH, days((2024, 2, 26), (2024, 3, 3))),
+    ("What did I cook last week?", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("this weekend", LEAP_MARCH, days((2024, 3, 2), (2024, 3, 3))),
+    ("last weekend", LEAP_MARCH, days((2024, 2, 24), (2024, 2, 25))),
+    ("last weekend", NEW_YEAR, days((2023, 12, 30), (2023, 12, 31))),
+    ("this month", LEAP_MARCH, days((2024, 3, 1), (2024, 3, 31))),
+    ("What did we buy last month?", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
+    ("last month", LEAP_MARCH, days((2024, 2, 1), (2024, 2, 29))),
+    ("THIS YEAR", NEW_YEAR, days((2024, 1, 1), (2024, 12, 31))),
+    ("last year", NEW_YEAR, days((2023, 1, 1), (2023, 12, 31))),
+    ("3 days ago", LEAP_MARCH, days((2024, 2, 27))),
+    ("a day ago", NEW_YEAR, days((2023, 12, 31))),
+    ("two weeks ago", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
+    ("a month ago", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
+    ("twelve months ago", LEAP_MARCH, days((2023, 3, 1), (2023, 3, 31))),
+    ("10 years ago", NEW_YEAR, days((2014, 1, 1), (2014, 12, 31))),
+    ("今天聊了什么", NEW_YEAR, days((2024, 1, 1))),
+    ("昨天我们去了哪里？", LEAP_MARCH, days((2024, 2, 29))),
+    ("前天", NEW_YEAR, days((2023, 12, 30))),
+    ("大前天", NEW_YEAR, days((2023, 12, 29))),
+    ("这周", LEAP_MARCH, days((2024, 2, 26), (2024, 3, 3))),
+    ("本周", LEAP_MARCH, days((2024, 2, 26), (2024, 3, 3))),
+    ("这个星期", LEAP_MARCH, days((2024, 2, 26), (2024, 3, 3))),
+    ("这礼拜", LEAP_MARCH, days((2024, 2, 26), (2024, 3, 3))),
+    ("上周我们聊了什么？", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("上个星期", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("上礼拜", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("这个周末", LEAP_MARCH, days((2024, 3, 2), (2024, 3, 3))),
+    ("这周末", LEAP_MARCH, days((2024, 3, 2), (2024, 3, 3))),
+    ("上个周末", LEAP_MARCH, days((2024, 2, 24), (2024, 2, 25))),
+    ("上周末", LEAP_MARCH, days((2024, 2, 24), (2024, 2, 25))),
+    ("这个月", LEAP_MARCH, days((2024, 3, 1), (2024, 3, 31))),
+    ("本月", LEAP_MARCH, days((2024, 3, 1), (2024, 3, 31))),
+    ("上个月", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
+    ("上月", LEAP_MARCH, days((2024, 2, 1), (2024, 2, 29))),
+    ("今年", NEW_YEAR, days((2024, 1, 1), (2024, 12, 31))),
+    ("去年", NEW_YEAR, days((2023, 1, 1), (2023, 12, 31))),
+    ("前年", NEW_YEAR, days((2022, 1, 1), (2022, 12, 31))),
+    ("三十天前", LEAP_MARCH, days((2024, 1, 31))),
+    ("3天前", NEW_YEAR, days((2023, 12, 29))),
+    ("两周前", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
+    ("三个星期前", NEW_YEAR, days((2023, 12, 11), (2023, 12, 17))),
+    ("两个礼拜前", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
+    ("十二个月前", NEW_YEAR, days((2023, 1, 1), (2023, 1, 31))),
+    ("五年前", NEW_YEAR, days((2019, 1, 1), (2019, 12, 31))),
+])
+def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expected):
+    assert mentioned_periods(text, now=now) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "todays", "the last thing", "this one", "years ago", "a few days ago", "recently", "lately", "the last week we met",
+    "上次", "那天", "以前", "几天前", "晚上月亮很圆", "这个月饼很好吃", "这周围有商店", "日本月刊", "",
+])
+def test_words_that_only_look_like_relative_periods_name_none(text):
+    assert mentioned_periods(text, now=NEW_YEAR) == []
+
+
+def test_without_now_no_relative_period_is_read():
+    assert mentioned_periods("What did we talk about yesterday and last week? 上周呢？") == []
+    assert mentioned_periods("yesterday, in June") == [Period(None, 6)]
+
+
+def test_relative_and_absolute_periods_in_one_question_all_count_in_order():
+    assert mentioned_periods("What did we do last weekend before April 10, 2023?", now=NEW_YEAR) == [
+        DayRange(date(2023, 12, 30), date(2023, 12, 31)), Period(2023, 4, 10)]
+    assert mentioned_periods("the last week of June", now=NEW_YEAR) == [Period(None, 6)]
+    # the year form reads first: "2020年前" is the year 2020, not 2,020 years ago
+    assert mentioned_periods("2020年前后", now=NEW_YEAR) == [Period(2020)]
+
+
+def test_the_day_of_now_is_its_utc_date():
+    shanghai_morning = datetime(2024, 3, 1, 7, tzinfo=timezone(timedelta(hours=8)))  # 29 February, 23:00 UTC
+    assert mentioned_periods("today", now=shanghai_morning) == days((2024, 2, 29))
+    assert mentioned_periods("today", now=datetime(2024, 3, 1, 7)) == days((2024, 3, 1))  # naive: taken as UTC
+    assert mentioned_periods("today", now=date(2024, 3, 1)) == days((2024, 3, 1))
+
+
+def test_periods_past_the_first_or_last_date_there_is_are_cut_or_left_out():
+    assert mentioned_periods("this week, next year", now=date.max) == days((9999, 12, 27), (9999, 12, 31))
+    assert mentioned_periods("today", now=datetime.max.replace(tzinfo=UTC)) == days((9999, 12, 31))
+    assert mentioned_periods("last year, last month, yesterday, 3 days ago", now=date.min) == []
+    assert mentioned_periods("last week", now=date(1, 1, 3)) == []  # the week before the first Monday
+    assert mentioned_periods("9999 years ago, 上周", now=date(1, 1, 10)) == days((1, 1, 1), (1, 1, 7))
+    assert mentioned_periods("today", now=datetime(1, 1, 1, 1, tzinfo=timezone(timedelta(hours=8)))) == days((1, 1, 1))
+
+
+def test_a_relative_period_has_the_reach_of_a_named_one():
+    yesterday = mentioned_periods("yesterday", now=NEW_YEAR)
+    assert in_periods(date(2023, 12, 30), yesterday) and in_periods(date(2024, 1, 7), yesterday)
+    assert not in_periods(date(2023, 12, 29), yesterday) and not in_periods(date(2024, 1, 8), yesterday)
+    assert in_periods(datetime(2023, 12, 31, 20, tzinfo=timezone(timedelta(hours=-8))), [
+        DayRange(date(2024, 1, 1), date(2024, 1, 1))])  # its UTC date is 1 January
+    assert in_periods(date.max, mentioned_periods("today", now=date.max))
+
+
+def _said(principal, text: str, when: datetime, session_id: str):
+    return append(principal, text, session_id=session_id, user_id="mel", workspace_id="home", occurred_at=when)[0]
+
+
+def test_a_turn_said_yesterday_outranks_an_equal_newer_one(principal):
+    june = _said(principal, "We went camping at the lake.", datetime(2023, 6, 20, 18, tzinfo=UTC), "s-june")
+    september = _said(principal, "We went camping at the lake!", datetime(2023, 9, 2, tzinfo=UTC), "s-sept")
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def order(query: str, now: datetime | None = None) -> list[int]:
+        return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner,
+                                                          query_text=query, limit=5, now=now)]
+
+    june_21 = datetime(2023, 6, 21, 9, tzinfo=UTC)
+    assert order("What did we talk about yesterday, camping?", now=june_21) == [june.pk, september.pk]
+    assert order("上周我们去哪里露营了？ camping", now=datetime(2023, 6, 28, tzinfo=UTC)) == [june.pk, september.pk]
+    assert order("What did we talk about yesterday, camping?", now=datetime(2023, 9, 3, tzinfo=UTC)) == [
+        september.pk, june.pk]
+    assert order("What did we talk about yesterday, camping?") == [september.pk, june.pk]  # now: no turn then
+
+
+def test_a_question_without_a_time_phrase_ranks_exactly_as_before(principal):
+    _said(principal, "We went camping at the lake.", datetime(2023, 6, 20, tzinfo=UTC), "s-june")
+    _said(principal, "Camping again, by the river.", datetime(2023, 6, 21, tzinfo=UTC), "s-june-2")
+    _said(principal, "We went camping at the lake!", datetime(2023, 9, 2, tzinfo=UTC), "s-sept")
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def ranking(now: datetime | None) -> list[tuple[int, float]]:
+        return [(hit.message.pk, hit.score) for hit in messages_search(
+            principal=principal, session=None, owner=owner, query_text="Where did we go camping at the lake?",
+            limit=5, now=now)]
+
+    assert len(ranking(None)) == 3
+    assert ranking(datetime(2023, 6, 21, tzinfo=UTC)) == ranking(None) == ranking(datetime(2023, 9, 3, tzinfo=UTC))
