@@ -7,10 +7,12 @@ periods a query names explicitly — a day, a month or a year, in English or Chi
 
 Given the call's time `now`, it also reads relative periods ("yesterday", "last week", "3 days
 ago", "上周", "三天前") as concrete ranges of UTC days counted back from `now`'s UTC date: a day
-(today, yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday
-(this week, last week, N weeks ago), a weekend Saturday and Sunday of such a week (this weekend,
-last weekend: the one before this week's Monday), a calendar month (this month, last month, N
-months ago) or year (this year, last year / 去年, 前年, N years ago). Every period found counts:
+(yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday (last
+week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
+Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
+ago). A period that holds `now` (today, this week, this month, 今天, 今年 …) is read but names
+none: "我今天想吃辣的" speaks of the present, and a boost of the turns said lately would only
+push the latest chatter above an older turn that matches as well. Every period found counts:
 "last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
 上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
@@ -150,12 +152,14 @@ def _utc_date(moment: datetime | date) -> date:
 
 def _days_back(unit: str, back: int, today: date) -> DayRange | None:
     """The `unit` ("day", "week", "weekend", "month", "year") `back` units before the one
-    holding `today`; None past the first or last date there is."""
-    first, last = 1, date.max.toordinal()
+    holding `today`; None for that one itself (back 0: see the module docstring) and before the
+    first date there is."""
+    if back < 1:
+        return None
     if unit in ("month", "year"):
         months = today.year * 12 + today.month - 1 - (back * 12 if unit == "year" else back)
         year, month = divmod(months, 12)
-        if not 1 <= year <= date.max.year:
+        if year < 1:
             return None
         if unit == "year":
             return DayRange(date(year, 1, 1), date(year, 12, 31))
@@ -165,7 +169,7 @@ def _days_back(unit: str, back: int, today: date) -> DayRange | None:
     else:
         monday = today.toordinal() - today.weekday() - 7 * back
         start, end = (monday + 5, monday + 6) if unit == "weekend" else (monday, monday + 6)
-    start, end = max(start, first), min(end, last)
+    start = max(start, 1)
     return DayRange(date.fromordinal(start), date.fromordinal(end)) if start <= end else None
 
 
