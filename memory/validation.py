@@ -1,7 +1,9 @@
 """Rules shared by every write path: storable text, bounded JSON, identity strings (R-API, S18)."""
 
+import functools
 import math
-from datetime import UTC, datetime
+import zoneinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
@@ -116,3 +118,20 @@ def clean_identity(value: str, *, field: str, required: bool = False) -> str:
     if problem:
         raise InvalidInput(f"{field} {problem}", fields={field: [problem]})
     return value
+
+
+@functools.cache
+def _time_zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def time_zone(name: str) -> tzinfo:
+    """The IANA time zone `name` ("Asia/Shanghai", "America/New_York"); "" is UTC. Raises
+    InvalidInput for anything else: a name is looked up among the time zone database's names
+    (the tzdata package), never opened as a path."""
+    if name == "":
+        return UTC
+    if not isinstance(name, str) or name not in _time_zone_names():
+        raise InvalidInput("timezone must be an IANA time zone name such as 'Asia/Shanghai'",
+                           fields={"timezone": ["unknown time zone"]})
+    return zoneinfo.ZoneInfo(name)

@@ -396,6 +396,10 @@ class ContextInSerializer(SessionFields):
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False, allow_blank=True, default="")
     category_path_prefix = CategoryPrefixField(required=False)
     budget = BudgetInSerializer(required=False)
+    timezone = StrictCharField(
+        max_length=64, required=False, allow_blank=True, default="",
+        help_text="The end user's IANA time zone, e.g. Asia/Shanghai (default UTC): earlier messages are dated, "
+                  "and dates the query names ('yesterday', '上周', 'on May 3') are read, in it.")
 
 
 class ContextItemSerializer(serializers.Serializer):

@@ -189,6 +189,7 @@ def _context(principal: Principal, data) -> ToolAnswer:
             domain=data.get("domain", ""),
             category_path_prefix=data.get("category_path_prefix", ()),
             budget=data.get("budget"),
+            timezone=data.get("timezone", ""),
         ),
     )
     summaries = context.section("summary")

@@ -6,7 +6,7 @@ periods a query names explicitly — a day, a month or a year, in English or Chi
 `in_periods` tells whether a moment falls in one of them.
 
 Given the call's time `now`, it also reads relative periods ("yesterday", "last week", "3 days
-ago", "上周", "三天前") as concrete ranges of UTC days counted back from `now`'s UTC date: a day
+ago", "上周", "三天前") as concrete ranges of days counted back from `now`'s date: a day
 (yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday (last
 week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
 Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
@@ -16,22 +16,25 @@ push the latest chatter above an older turn that matches as well. Every period f
 "last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
 上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
+Days are those of the time zone the caller gives (the context call's `timezone`, an IANA name
+such as Asia/Shanghai), UTC by default: `now` and every turn's time are read as dates there.
 A turn is said on or after the day it talks about ("yesterday I went …" is said the next day),
-so a period reaches TALKED_ABOUT_DAYS past its end; and it starts a day early, because moments
-are compared by their UTC date and a turn said early in the morning east of UTC (up to +14 h) is
-stored on the day before. A month or a day named without a year is that month or day of any year.
+so a period reaches TALKED_ABOUT_DAYS past its end; and it starts a day early, because a caller
+that gives no time zone has its dates read in UTC, where a turn said early in the morning east
+of UTC (up to +14 h) falls on the day before. A month or a day named without a year is that
+month or day of any year.
 """
 
 import calendar
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 
 from memory.search.text import normalize
 
 TALKED_ABOUT_DAYS = 7  # a turn about a day is said within a week of it
-LEAD_DAYS = 1  # UTC dates: a local morning east of UTC is the previous UTC day
+LEAD_DAYS = 1  # without a time zone: a local morning east of UTC is the previous UTC day
 MAX_PERIODS = 8  # a query naming more dates than this is a list, not a question about a time
 SCAN_CHARS = 500  # of a long query (a conversation), its latest characters are read for dates
 
@@ -105,7 +108,7 @@ class Period:
     day: int | None = None
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a UTC date) is within the period's reach (`_reaches`)."""
+        """Whether `moment` (a date) is within the period's reach (`_reaches`)."""
         day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
             start, end = self._bounds(year)
@@ -134,18 +137,18 @@ class DayRange:
     end: date
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a UTC date) is within the range's reach (`_reaches`)."""
+        """Whether `moment` (a date) is within the range's reach (`_reaches`)."""
         return _reaches(moment.toordinal(), self.start, self.end)
 
 
-def _utc_date(moment: datetime | date) -> date:
-    """The UTC date of `moment`; a naive datetime is taken as UTC already."""
+def local_date(moment: datetime | date, zone: tzinfo = UTC) -> date:
+    """The date of `moment` in `zone` (default UTC); a naive datetime is taken as UTC, a date
+    as it is."""
     if isinstance(moment, datetime):
-        if moment.utcoffset():
-            try:
-                moment = moment.astimezone(UTC)
-            except OverflowError:  # within hours of the first or last moment there is
-                pass
+        try:
+            moment = moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(zone)
+        except OverflowError:  # within hours of the first or last moment there is
+            pass
         return moment.date()
     return moment
 
@@ -231,18 +234,18 @@ def _absolute(match: re.Match) -> Period | None:
     return period
 
 
-def mentioned_periods(text: str, now: datetime | date | None = None) -> list[Period | DayRange]:
+def mentioned_periods(text: str, now: datetime | date | None = None, zone: tzinfo = UTC) -> list[Period | DayRange]:
     """The periods the last SCAN_CHARS characters of `text` name, in order of appearance,
     without repeats; none when they name more than MAX_PERIODS (a list of dates, not a
     question about a time). Calendar periods named explicitly always (`Period`); with `now`
     (the call's time, aware or naive UTC) also the relative ones, as days counted back from
-    its UTC date (`DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
+    its date in `zone` (`DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
     0.25 ms with `now` (0.35 ms for a Chinese conversation that says 今天 and 上周 in every line)."""
     folded = normalize(text[-SCAN_CHARS:])
     readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
         (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
     if now is not None:  # after the absolute forms: "2020年前" is the year 2020, not 2,020 years ago
-        today, resolved = _utc_date(now), {}
+        today, resolved = local_date(now, zone), {}
 
         def relative(match: re.Match) -> DayRange | None:  # a conversation says "今天" again and again
             if match.group(0) not in resolved:
@@ -266,10 +269,10 @@ def mentioned_periods(text: str, now: datetime | date | None = None) -> list[Per
     return periods if len(periods) <= MAX_PERIODS else []
 
 
-def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange]) -> bool:
-    """Whether `moment` (its UTC date) falls in any of `periods`, from LEAD_DAYS before one to
-    TALKED_ABOUT_DAYS after it."""
+def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange], zone: tzinfo = UTC) -> bool:
+    """Whether `moment` (its date in `zone`) falls in any of `periods`, from LEAD_DAYS before
+    one to TALKED_ABOUT_DAYS after it."""
     if moment is None or not periods:
         return False
-    day = _utc_date(moment)
+    day = local_date(moment, zone)
     return any(period.contains(day) for period in periods)

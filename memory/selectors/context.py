@@ -63,6 +63,7 @@ from memory.selectors.context_items import (
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
 from memory.selectors.rows import prefetch_source_links
+from memory.validation import time_zone
 
 __all__ = ["ContextRequest", "MemoryContext", "context_build"]
 
@@ -252,9 +253,10 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     resolved one, `record=False` writes no ledger row, and `reads` (a dict kept by the caller
     for one request) lets a second budget reuse the first one's reads when they differ only
     in what fits or in top_n (ReadSizes). Raises AccessDenied for a workspace outside a key's
-    limit and InvalidInput for bad ids; never fails because a search part failed.
+    limit and InvalidInput for bad ids or an unknown time zone; never fails because a search part failed.
     """
     started = time.perf_counter()
+    time_zone(request.timezone)  # InvalidInput before any work
     if budget is None:
         budget = budget_resolve(request.budget, team=principal.team, workspace_id=request.owner.workspace_id)
     principal.check_workspace(request.owner.workspace_id)

@@ -15,7 +15,7 @@ still read.
 import logging
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from django.db import DatabaseError, connections, router
 from django.utils import timezone
@@ -43,6 +43,7 @@ from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
+from memory.validation import time_zone
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class ContextRequest:
     domain: str = ""
     category_path_prefix: tuple[str, ...] = ()
     budget: dict | None = None
+    timezone: str = ""  # the end user's IANA time zone ("Asia/Shanghai"; "" is UTC): dates are read in it
 
 
 @dataclass(frozen=True)
@@ -150,12 +152,12 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
-        _read_hits(principal, request, session, sizes, parts, now)
+        _read_hits(principal, request, session, sizes, parts, now, time_zone(request.timezone))
     return parts
 
 
 def _read_hits(principal: Principal, request: ContextRequest, session: Session | None, sizes: ReadSizes,
-               parts: Parts, now: datetime) -> None:
+               parts: Parts, now: datetime, zone: tzinfo) -> None:
     listed = {item.obj.pk for item in parts.standing}
     try:
         result = memory_query(
@@ -189,9 +191,10 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
             exclude_ids={message.pk for message in parts.recent},
             exclude_texts={normalize(message.content) for message in parts.recent},
             now=now,
+            zone=zone,
         )
         parts.message_hits = [
-            [message_item("earlier_messages", hit.message, "relevant", hit.matched)]
+            [message_item("earlier_messages", hit.message, "relevant", hit.matched, zone)]
             + ([followup_item(hit.followup, hit.message.pk)] if hit.followup is not None else [])
             for hit in found
         ]

@@ -4,10 +4,12 @@ the layer each belongs to, one line per item, Chinese and English counted alike 
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Any
 
 from memory.models import Message, Node, speaker_name
 from memory.search.text import index_tokens, normalize
+from memory.search.when import local_date
 
 MESSAGE_EXCERPT_CHARS = 160
 FOLLOWUP_EXCERPT_CHARS = 100  # the turn after an earlier message that matched, shown beneath it
@@ -154,10 +156,11 @@ def speaker(message: Message) -> str:
     return f"{message.role} ({one_line(name)})" if name else message.role
 
 
-def message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = ()) -> Item:
+def message_item(section: str, message: Message, why: str, matched: tuple[str, ...] = (), zone: tzinfo = UTC) -> Item:
+    """A message as a line of `section`; an earlier message is dated, by its date in `zone`."""
     text = f"{speaker(message)}: {focused_excerpt(message.content, matched)}"
     if section == "earlier_messages":
-        when = (message.occurred_at or message.created_at).date().isoformat()
+        when = local_date(message.occurred_at or message.created_at, zone).isoformat()
         text = f"- [{when}] {text}"
     return Item(section, "message", message, text, why, matched)
 

@@ -1,7 +1,7 @@
 """Reading conversation messages: the recent window and keyword recall of earlier turns."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -61,6 +61,7 @@ def messages_search(
     exclude_ids: set[int] = frozenset(),
     exclude_texts: set[str] = frozenset(),
     now: datetime | None = None,
+    zone: tzinfo = UTC,
 ) -> list[MessageHit]:
     """Earlier messages relevant to `query_text` (episodic memory), best first.
 
@@ -77,7 +78,8 @@ def messages_search(
     recent window). The caller shows a message only once.
 
     A turn said in a period the query names scores DATE_MATCH_SHARE more (R-QUERY); relative
-    ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment).
+    ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment);
+    dates are read in the time zone `zone`.
     """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0 or (session is None and not owner.user_id):
@@ -104,7 +106,7 @@ def messages_search(
     # Dates the query names, then session evidence, re-rank the keyword hits by their scores;
     # the dense ranking then joins by rank.
     ranked = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
-    ranked = _with_session_evidence(_in_named_periods(ranked, query_text, now=now or timezone.now()))
+    ranked = _with_session_evidence(_in_named_periods(ranked, query_text, now=now or timezone.now(), zone=zone))
     ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     hits: list[MessageHit] = []
@@ -143,16 +145,17 @@ _REACH_COLUMNS = (  # the values of _REACH_FIELDS, as the ORM's values() reads t
 )
 
 
-def _in_named_periods(ranked: list[Scored], query_text: str, *, now: datetime | None = None) -> list[Scored]:
+def _in_named_periods(ranked: list[Scored], query_text: str, *, now: datetime | None = None,
+                      zone: tzinfo = UTC) -> list[Scored]:
     """When the query names a day, a month or a year, or (given `now`) a period relative to it
-    (yesterday, last week; memory.search.when), a turn said then (occurred_at, else created_at;
-    from the day before to a week after) scores DATE_MATCH_SHARE more; best first, ties newest
-    first. Otherwise `ranked` as it is."""
-    periods = mentioned_periods(query_text, now=now)
+    (yesterday, last week; memory.search.when), a turn said then (occurred_at, else created_at,
+    as a date in `zone`; from the day before to a week after) scores DATE_MATCH_SHARE more; best
+    first, ties newest first. Otherwise `ranked` as it is."""
+    periods = mentioned_periods(query_text, now=now, zone=zone)
     if not periods or not ranked:
         return ranked
     for item in ranked:
-        if in_periods(item.values["occurred_at"] or item.values["created_at"], periods):
+        if in_periods(item.values["occurred_at"] or item.values["created_at"], periods, zone):
             item.score = round(item.score * (1.0 + DATE_MATCH_SHARE), 6)
     return sorted(ranked, key=lambda item: (-item.score, -item.pk))
 

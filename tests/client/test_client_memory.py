@@ -89,6 +89,18 @@ def test_context_injects_the_memory_and_records_the_call(memory, coriander):
     assert retrieval.total_chars == len(context.block) and retrieval.feedback is None
 
 
+def test_context_dates_earlier_messages_in_the_time_zone_given(memory):
+    memory.append_message("s-old", "user", "我们在香山爬山了", occurred_at=datetime(2024, 2, 29, 23, 30, tzinfo=UTC), **WHO)
+    memory.append_message("s1", "user", "你好", **WHO)
+    shanghai = memory.context("s1", query="香山爬山", timezone="Asia/Shanghai", **WHO).block
+    utc = memory.context("s1", query="香山爬山", **WHO).block
+    assert "- [2024-03-01] user: 我们在香山爬山了" in shanghai.splitlines()
+    assert "- [2024-02-29] user: 我们在香山爬山了" in utc.splitlines()
+    with pytest.raises(ValidationError) as raised:
+        memory.context("s1", query="x", timezone="Mars/Olympus", **WHO)
+    assert "timezone" in raised.value.details
+
+
 def test_retrieval_feedback_is_recorded_and_shown_on_the_retrieval(memory, coriander):
     context = memory.context("s1", query="香菜", **WHO)
     feedback = memory.retrieval_feedback(context.retrieval_id, [coriander.node_id], helpful=True, note="used it")

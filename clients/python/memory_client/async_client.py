@@ -146,8 +146,9 @@ class AsyncMemoryClient:
 
     async def context(self, session_id: str, *, query: str | None = None, workspace_id: str | None = None,
                       user_id: str | None = None, domain: str | None = None, category_path_prefix: Category | None = None,
-                      budget: Budget | None = None) -> Context:
-        """POST /context (R-CTX): the block to inject before the model call, under the budget in force."""
+                      budget: Budget | None = None, timezone: str | None = None) -> Context:
+        """POST /context (R-CTX): the block to inject before the model call, under the budget in force;
+        `timezone` (an IANA name such as "Asia/Shanghai") is the end user's, for the dates in it."""
         return await self._send(c.CONTEXT.call(locals()))
 
     async def get_retrieval(self, retrieval_id: int) -> Retrieval:

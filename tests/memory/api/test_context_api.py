@@ -1,6 +1,10 @@
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.urls import reverse
 
+from memory.models import Retrieval
 from tests.helpers import append, make_node
 
 URL = "/api/v1/context"
@@ -107,3 +111,34 @@ def test_context_and_search_use_a_fixed_number_of_queries(agent_client, principa
     large = (_queries_for(agent_client, URL, body), _queries_for(agent_client, "/api/v1/memory/search", search))
     assert small == large
     assert large[0] <= 16
+
+
+def test_earlier_messages_are_dated_in_the_time_zone_the_call_gives(agent_client, principal):
+    """07:30 in Shanghai on 1 March is 23:30 UTC on 29 February."""
+    append(principal, "我们在香山爬山了", session_id="s-old", user_id="u1", occurred_at=datetime(
+        2024, 3, 1, 7, 30, tzinfo=ZoneInfo("Asia/Shanghai")))
+    append(principal, "hello", session_id="s1", user_id="u1")
+    lines = {zone: [line for line in context(agent_client, query="香山爬山", timezone=zone).json()["block"].splitlines()
+                    if "香山" in line] for zone in ("Asia/Shanghai", "", "America/Los_Angeles")}
+    assert lines == {"Asia/Shanghai": ["- [2024-03-01] user: 我们在香山爬山了"],
+                     "": ["- [2024-02-29] user: 我们在香山爬山了"],
+                     "America/Los_Angeles": ["- [2024-02-29] user: 我们在香山爬山了"]}
+    in_utc = context(agent_client, query="香山", timezone="UTC").json()["block"]
+    assert in_utc == context(agent_client, query="香山").json()["block"]
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "asia/shanghai", "+08:00", "Asia", "../../etc/passwd", "/etc/localtime",
+                                  "Asia/../Asia/Shanghai", "zone.tab", "tzdata.zi", "x" * 65, 8, None, ["UTC"]])
+def test_an_unknown_time_zone_is_a_400_that_records_nothing(agent_client, principal, zone):
+    response = context(agent_client, query="x", timezone=zone)
+    assert response.status_code == 400
+    assert "timezone" in response.json()["error"]["fields"]
+    assert Retrieval.objects.count() == 0
+
+
+@pytest.mark.parametrize("zone", [r"Asia/Shanghai\u0000", r"\ud800", r"Asia/Shanghai\udfff"])
+def test_a_time_zone_with_nul_or_a_lone_surrogate_is_a_400(agent_client, zone):
+    raw = '{"session_id": "s1", "user_id": "u1", "query": "x", "timezone": "' + zone + '"}'
+    response = agent_client.post(URL, data=raw, content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"]
+    assert Retrieval.objects.count() == 0

@@ -3,6 +3,7 @@ against the call's time (memory.search.when), and the time-aware ranking they dr
 (memory.selectors.messages; issue 7, R-QUERY)."""
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -152,3 +153,25 @@ def test_a_question_without_a_time_phrase_ranks_exactly_as_before(principal):
 
     assert len(ranking(None)) == 3
     assert ranking(datetime(2023, 6, 21, tzinfo=UTC)) == ranking(None) == ranking(datetime(2023, 9, 3, tzinfo=UTC))
+
+
+def test_days_are_read_in_the_time_zone_given(principal):
+    """At 01:00 on 1 April in Shanghai it is still 31 March in UTC: "last month" is March
+    there and February here."""
+    shanghai = ZoneInfo("Asia/Shanghai")
+    march = _said(principal, "We hiked in the Fragrant Hills.", datetime(2024, 3, 20, 12, tzinfo=UTC), "s-march")
+    february = _said(principal, "We hiked in the Fragrant Hills!", datetime(2024, 2, 10, 12, tzinfo=UTC), "s-feb")
+    now = datetime(2024, 4, 1, 1, tzinfo=shanghai)
+    assert mentioned_periods("上个月", now=now, zone=shanghai) == days((2024, 3, 1), (2024, 3, 31))
+    assert mentioned_periods("上个月", now=now) == days((2024, 2, 1), (2024, 2, 29))
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def order(zone=UTC) -> list[int]:
+        return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner, limit=5,
+                                                          query_text="上个月我们去哪里 hiked?", now=now, zone=zone)]
+
+    assert order(shanghai) == [march.pk, february.pk]
+    assert order() == [february.pk, march.pk]
+    # a turn's own date is read in the zone too: 23:30 UTC on 29 February is 1 March in Shanghai
+    assert in_periods(datetime(2024, 2, 29, 23, 30, tzinfo=UTC), [Period(None, 3, 2)], shanghai)
+    assert not in_periods(datetime(2024, 2, 29, 23, 30, tzinfo=UTC), [Period(None, 3, 2)])
