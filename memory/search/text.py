@@ -10,8 +10,8 @@ Tokens, the standard CJK-analyzer approach:
 Words of ASCII letters are reduced to their Snowball English stem (PyStemmer), in the index
 and in queries alike, so `painted` finds `paint`.
 A query uses bigrams for CJK runs of two or more characters, the unigram for a
-one-character run, and drops English stop words and Chinese stop bigrams (CJK_STOP_BIGRAMS),
-the latter only when something else is left.
+one-character run, and drops English stop words and bigrams of two Chinese function words
+(CJK_FUNCTION_CHARACTERS), the latter only when something else is left.
 """
 
 import hashlib
@@ -22,7 +22,6 @@ from collections.abc import Iterable, Iterator
 
 import opencc
 import Stemmer
-import stopwordsiso
 
 _T2S = opencc.OpenCC("t2s")
 
@@ -101,7 +100,7 @@ def index_tokens(text: str) -> list[str]:
 
 def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
     """Distinct tokens of a query, in order of their latest appearance (bigrams for CJK, no
-    stop words, no CJK stop bigrams unless the query has nothing else): the last `limit` of
+    stop words, no bigrams of two Chinese function words unless the query has nothing else): the last `limit` of
     them (None: all) — a long query is a conversation whose latest turns matter most, and a
     word said again lately counts as recent."""
     seen: dict[str, None] = {}
@@ -118,9 +117,8 @@ def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
         elif len(run) == 1:
             add(run)
         else:
-            grammar = _grammar_positions(run)
-            for index, gram in enumerate(_bigrams(run)):
-                if index in grammar and index + 1 in grammar:
+            for gram in _bigrams(run):
+                if _function_bigram(gram):
                     stopped.append(gram)
                 else:
                     add(gram)
@@ -250,23 +248,27 @@ CJK_STOP_CHARACTERS = frozenset("的了是我你他她它们在有不就也都�
                                 "这那个吗呢吧啊哦嗯呀么什怎一上下来还没对把被让给跟从与而但")
 
 
-# Two-character Chinese function words (stopwords-iso's Chinese list: 因为, 可以, 我们, 什么 …).
-# A query does not look for a bigram of grammar alone, as it does not look for English stop
-# words: one whose two characters each belong to a function word (a CJK_STOP_CHARACTERS
-# character or a character of one of these words): 因为, 是我, 不要, and 们可 in 我们可以.
-# The index keeps them. On MADial this changed no recall@10 and spared the longest keyword
-# scans (docs/retrieval.md).
-CJK_STOP_BIGRAMS = frozenset(word for word in stopwordsiso.stopwords("zh") if re.fullmatch(f"[{_CJK}]{{2}}", word))
+# Characters that are function words on their own — pronouns, particles, demonstratives and
+# question words, the copula, 就 也 都 很 和 在 有, 一 and 个, the negations 不 没. A bigram of two
+# of them is grammar (我们, 什么, 这个, 是我, 一个, 不是, 没有): a query does not look for rows by
+# it, as it does not look for English stop words, but it still counts at FUNCTION_BIGRAM_SHARE
+# of its weight on the rows the other words find (function_bigrams; the index keeps it).
+# Narrower than CJK_STOP_CHARACTERS on purpose: 过去, 得到 and 本地 are words that name something.
+CJK_FUNCTION_CHARACTERS = frozenset("我你他她它们的了是就也都很和在有吗呢吧啊哦嗯呀么什怎这那个一不没")
+FUNCTION_BIGRAM_SHARE = 0.5
 
 
-def _grammar_positions(run: str) -> set[int]:
-    """Positions in a CJK run covered by a function word: a CJK_STOP_CHARACTERS character or
-    either character of a CJK_STOP_BIGRAMS word."""
-    positions = {index for index, char in enumerate(run) if char in CJK_STOP_CHARACTERS}
-    for index in range(len(run) - 1):
-        if run[index : index + 2] in CJK_STOP_BIGRAMS:
-            positions.update((index, index + 1))
-    return positions
+def _function_bigram(gram: str) -> bool:
+    return gram[0] in CJK_FUNCTION_CHARACTERS and gram[1] in CJK_FUNCTION_CHARACTERS
+
+
+def function_bigrams(text: str) -> list[str]:
+    """The distinct bigrams of two Chinese function words in `text`, in order of appearance:
+    what query_tokens leaves out, to score the rows found by the other tokens (an expansion
+    of memory.search.engine.rank)."""
+    found = (gram for kind, run in _runs(normalize(text)) if kind == "cjk" for gram in _bigrams(run)
+             if _function_bigram(gram))
+    return list(dict.fromkeys(found))
 
 
 def cjk_unigrams(text: str, limit: int = MAX_QUERY_TOKENS) -> list[str]:

@@ -12,7 +12,16 @@ from memory.models import Message, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
-from memory.search.text import episodic_token, normalize, owner_token, query_token_weights, query_tokens, temporal_expansions
+from memory.search.text import (
+    FUNCTION_BIGRAM_SHARE,
+    episodic_token,
+    function_bigrams,
+    normalize,
+    owner_token,
+    query_token_weights,
+    query_tokens,
+    temporal_expansions,
+)
 from memory.search.when import in_periods, mentioned_periods
 from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
@@ -97,7 +106,8 @@ def messages_search(
             return values["session"] == session.pk
         return values["session__workspace_id"] == owner.workspace_id and values["session__user_id"] == owner.user_id
 
-    expansions = dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE)
+    expansions = dict.fromkeys(function_bigrams(query_text), FUNCTION_BIGRAM_SHARE)
+    expansions.update(dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE))
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=owner.workspace_id, tokens=tokens,
                                            token_weights=query_token_weights(query_text))
     rows = Rows(Message, f"{_MESSAGES}.\"team_id\" = %s", (team_id,), joins=_SESSION_JOIN, columns=_REACH_COLUMNS)

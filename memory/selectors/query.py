@@ -28,7 +28,7 @@ from memory.search.engine import Scored, rank
 from memory.search.fields import has_item_sql
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
-from memory.search.text import cjk_unigrams, query_token_weights, query_tokens
+from memory.search.text import FUNCTION_BIGRAM_SHARE, cjk_unigrams, function_bigrams, query_token_weights, query_tokens
 from memory.selectors.budget import budget_resolve
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.layers import like_prefix
@@ -246,6 +246,7 @@ def _relevant(
     # Chinese characters of the query back off its bigrams: 演出 still counts for a memory
     # that says 表演 (docs/retrieval.md, MADial).
     expansions = dict.fromkeys(cjk_unigrams(query.query_text), CJK_UNIGRAM_SHARE)
+    expansions.update(dict.fromkeys(function_bigrams(query.query_text), FUNCTION_BIGRAM_SHARE))
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=query.owner.workspace_id, tokens=tokens,
                                            token_weights=query_token_weights(query.query_text))
     scored = rank(rows, tokens, weights=NODE_FIELD_WEIGHTS, within=within, expansions=expansions,

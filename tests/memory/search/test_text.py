@@ -1,4 +1,4 @@
-from memory.search.text import document_tokens, index_tokens, normalize, query_tokens
+from memory.search.text import document_tokens, function_bigrams, index_tokens, normalize, query_tokens
 
 
 def test_normalize_folds_width_case_and_traditional_forms():
@@ -22,23 +22,26 @@ def test_bigrams_never_cross_punctuation():
 
 
 def test_query_uses_bigrams_unigram_for_one_character_and_drops_stop_words():
-    assert query_tokens("少油香菜") == ["少油", "油香", "香菜"]
+    assert query_tokens("不要香菜") == ["不要", "要香", "香菜"]
     assert query_tokens("辣") == ["辣"]
     assert query_tokens("When did Caroline go to the support group?") == ["carolin", "go", "support", "group"]
 
 
-def test_query_drops_bigrams_of_chinese_function_words_unless_nothing_else_is_left():
-    # 我们 and 可以 are stop words, 去 and 吗 grammar characters: 们可 and 以去 lie between them.
-    assert query_tokens("我们可以去爬山吗？") == ["去爬", "爬山", "山吗"]
-    assert query_tokens("因为 hiking") == ["hike"]
-    assert query_tokens("你是我的朋友") == ["的朋", "朋友"]  # only bigrams of grammar alone go
-    # A negation is grammar too, as "not" is an English stop word; 香菜 still finds 不要香菜.
-    assert query_tokens("不要香菜") == ["要香", "香菜"]
-    # A query of function words alone still looks for them (traditional forms fold first).
+def test_query_drops_bigrams_of_two_chinese_function_words_unless_nothing_else_is_left():
+    assert query_tokens("我们可以去爬山吗？") == ["们可", "可以", "以去", "去爬", "爬山", "山吗"]  # not 我们
+    assert query_tokens("你是我的朋友") == ["的朋", "朋友"]  # not 你是, 是我, 我的
+    assert query_tokens("这个 hiking") == ["hike"]
+    # words that name something stay, though a stop-word list may hold them
+    assert query_tokens("本地用什么？") == ["本地", "地用", "用什"]
+    assert "过去" in query_tokens("他过去在哪") and "结果" in query_tokens("测试结果如何")
+    # a query of function words alone still looks for them (traditional forms fold first)
     assert query_tokens("這個") == ["这个"]
-    assert query_tokens("可以吗") == ["可以", "以吗"]
-    # The index keeps them: a document is found by a query of function words.
-    assert "可以" in index_tokens("我们可以去爬山")
+    assert query_tokens("我们不是") == ["我们", "们不", "不是"]
+    # they score the rows the other words find (memory.selectors.query / messages)
+    assert function_bigrams("我们可以去爬山吗？什么都行，我们") == ["我们", "什么", "么都"]
+    assert function_bigrams("爬山") == []
+    # the index keeps them
+    assert "我们" in index_tokens("我们可以去爬山")
 
 
 def test_english_words_match_by_their_stem_in_index_and_query():

@@ -106,15 +106,27 @@ def test_a_memory_sharing_characters_beyond_the_bigram_ranks_above_an_equal_one_
 
 
 def test_a_memory_sharing_only_function_words_with_a_chinese_question_is_not_returned(principal):
-    """我们 / 可以 / 什么 carry grammar, not topic (memory.search.text.CJK_STOP_BIGRAMS)."""
+    """我们 / 不是 / 这个 are grammar, not topic (memory.search.text.CJK_FUNCTION_CHARACTERS)."""
     owner = Owner(workspace_id="home", user_id="bart")
     fields = dict(scope="user", type="fact", user_id="bart", workspace_id="home")
     hike = make_node(principal, **fields, title="周末去香山爬山")
-    make_node(principal, **fields, title="我们可以明天再说")
-    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们可以去爬山吗？", limit=5))
+    make_node(principal, **fields, title="我们不是这个意思")
+    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们是不是这个周末去爬山？",
+                                                                limit=5))
     assert [node.pk for node in found.relevant] == [hike.pk]
-    alone = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们可以", limit=5))
-    assert [node.title for node in alone.relevant] == ["我们可以明天再说"]
+    alone = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们不是", limit=5))
+    assert [node.title for node in alone.relevant] == ["我们不是这个意思"]
+
+
+def test_function_words_still_rank_the_memories_the_other_words_find(principal):
+    """Both share 周末 and 爬山 with the question; 我们 (at FUNCTION_BIGRAM_SHARE) puts ours
+    first, where a tie would put the newer one first."""
+    owner = Owner(workspace_id="home", user_id="bart")
+    fields = dict(scope="user", type="fact", user_id="bart", workspace_id="home")
+    ours = make_node(principal, **fields, title="我们周末爬山了")
+    theirs = make_node(principal, **fields, title="他们周末爬山了")
+    found = memory_query(principal=principal, query=MemoryQuery(owner=owner, query_text="我们周末爬山", limit=5))
+    assert [node.pk for node in found.relevant] == [ours.pk, theirs.pk]
 
 
 def test_later_lines_of_a_conversation_query_weigh_more_than_earlier_ones():
