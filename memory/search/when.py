@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 
-from memory.search.text import normalize
+from memory.search.text import CJK_FUNCTION_CHARACTERS, normalize
 
 TALKED_ABOUT_DAYS = 7  # a turn about a day is said within a week of it
 LEAD_DAYS = 1  # without a time zone: a local morning east of UTC is the previous UTC day
@@ -73,22 +73,28 @@ _CHINESE = [
 # Relative periods (given `now`): a unit (day, week, weekend, month, year) and how many of them back.
 _EN_NUMBER = {word: number for number, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {"a": 1, "an": 1}
-_DAYS_BACK = {"today": 0, "yesterday": 1, "the day before yesterday": 2, "今天": 0, "昨天": 1, "前天": 2, "大前天": 3}
-_YEARS_BACK = {"今年": 0, "去年": 1, "前年": 2}
+_DAYS_BACK = {"yesterday": 1, "day before yesterday": 2, "昨天": 1, "前天": 2, "大前天": 3}
+_YEARS_BACK = {"去年": 1, "前年": 2, "大前年": 3}
 _UNITS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "year": "year", "天": "day",
           "周": "week", "星期": "week", "礼拜": "week", "个星期": "week", "个礼拜": "week", "周末": "weekend",
           "月": "month", "个月": "month", "年": "year"}
 _CN_COUNT = r"(?P<n>\d{1,4}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
+# A Chinese relative word (but "N天前") starts the text, or follows a character that is not
+# Chinese or is a function word other than a negation or a measure (我上周, 在上个月, 从前天);
+# after any other character it most likely ends another word: 赶上周末, 比不上周杰伦, 墙上月历,
+# 日本月刊, 提前天数, 过去年轻人.
+_CN_AFTER = "".join(sorted(CJK_FUNCTION_CHARACTERS - set("不没一个"))) + "从到自于说得跟与同还对把被让给"
+_CN_START = rf"(?:(?<![\u3400-\u9fff])|(?<=[{_CN_AFTER}]))"
+_POSSESSIVE = "".join(rf"(?<!\b{word}\s)" for word in ("my", "your", "his", "her", "its", "our", "their", "the"))
 _RELATIVE = [
-    # "the last week of June" is not last week
-    re.compile(r"\b(?:(?P<days>the\s+day\s+before\s+yesterday|yesterday|today)"
-               r"|(?<!the\s)(?P<which>this|last)\s+(?P<unit>weekend|week|month|year)"
-               rf"|(?P<n>\d{{1,4}}|{'|'.join(_EN_NUMBER)})\s+(?P<ago>day|week|month|year)s?\s+ago)\b"),
-    # not 晚上/早上/马上… 月, 日本月…, 这周围, 这个月饼, nor the tail of a longer number
-    re.compile(r"(?P<days>大前天|前天|昨天|今天)|(?P<years>今年|去年|前年)"
-               r"|(?P<which>(?<![早晚马路身网天楼山海以加之手脸会班车线台])上|这|(?<![日一两几课书笔账剧脚版])本)个?"
-               r"(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球]))"
-               rf"|(?<![\d一二三四五六七八九十两百千万几]){_CN_COUNT}(?P<ago>天|周|个星期|个礼拜|个月|年)前"),
+    # not "the last week of June", "my last year at school", "her last month of pregnancy"
+    re.compile(r"\b(?:(?P<days>(?:the\s+)?day\s+before\s+yesterday|yesterday)"
+               rf"|{_POSSESSIVE}(?P<which>last)\s+(?P<unit>weekend|week|month|year)(?!\s+of\b)"
+               rf"|(?<![\d.,])(?P<n>\d{{1,4}}|{'|'.join(_EN_NUMBER)})\s+(?P<ago>day|week|month|year)s?\s+ago)\b"),
+    # 上上周 is the week before last; not 这周围/月饼/月亮…, nor the tail of a longer or decimal number
+    re.compile(rf"{_CN_START}(?:(?P<days>大前天|前天|昨天)|(?P<years>大前年|去年|前年)"
+               r"|(?P<which>上上|上)个?(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球])))"
+               rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个星期|个礼拜|个月|年)前"),
 ]
 
 
@@ -179,11 +185,11 @@ def _days_back(unit: str, back: int, today: date) -> DayRange | None:
 def _relative(match: re.Match, today: date) -> DayRange | None:
     parts = match.groupdict()
     if parts["days"]:
-        return _days_back("day", _DAYS_BACK[re.sub(r"\s+", " ", parts["days"])], today)
+        return _days_back("day", _DAYS_BACK[re.sub(r"^the ", "", re.sub(r"\s+", " ", parts["days"]))], today)
     if parts.get("years"):
         return _days_back("year", _YEARS_BACK[parts["years"]], today)
     if parts["which"]:
-        return _days_back(_UNITS[parts["unit"]], 1 if parts["which"] in ("last", "上") else 0, today)
+        return _days_back(_UNITS[parts["unit"]], 2 if parts["which"] == "上上" else 1, today)
     back = _EN_NUMBER[parts["n"]] if parts["n"] in _EN_NUMBER else _number(parts["n"])
     return _days_back(_UNITS[parts["ago"]], back, today)
 

@@ -55,6 +55,14 @@ def days(first: tuple[int, int, int], last: tuple[int, int, int] | None = None) 
     ("两个礼拜前", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
     ("十二个月前", NEW_YEAR, days((2023, 1, 1), (2023, 1, 31))),
     ("五年前", NEW_YEAR, days((2019, 1, 1), (2019, 12, 31))),
+    ("day before yesterday", LEAP_MARCH, days((2024, 2, 28))),
+    ("上上周", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
+    ("上上个月", NEW_YEAR, days((2023, 11, 1), (2023, 11, 30))),
+    ("大前年", NEW_YEAR, days((2021, 1, 1), (2021, 12, 31))),
+    ("大约三天前", NEW_YEAR, days((2023, 12, 29))),
+    ("那上周呢？", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("我记得上个月", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
+    ("What did we do last year's summer?", NEW_YEAR, days((2023, 1, 1), (2023, 12, 31))),
 ])
 def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expected):
     assert mentioned_periods(text, now=now) == expected
@@ -63,6 +71,13 @@ def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expec
 @pytest.mark.parametrize("text", [
     "todays", "the last thing", "this one", "years ago", "a few days ago", "recently", "lately", "the last week we met",
     "上次", "那天", "以前", "几天前", "晚上月亮很圆", "这个月饼很好吃", "这周围有商店", "日本月刊", "",
+    # the end of another word: each guard of memory.search.when._RELATIVE on its own
+    "赶上周末人多吗", "看上周杰伦", "比不上周杰伦", "桌上周报", "墙上月历", "算上月租", "一本月刊", "提前天数",
+    "过去年轻人", "眼前天空", "大大前天", "上周围", "上个月饼",
+    # the tail of a longer or decimal number
+    "一百二十天前", "3.5天前", "1.5年前", "1.5 years ago", "12,345 days ago",
+    # "last" that is not the one before this
+    "my last year at school", "her last month of pregnancy", "their last week together",
 ])
 def test_words_that_only_look_like_relative_periods_name_none(text):
     assert mentioned_periods(text, now=NEW_YEAR) == []
@@ -87,6 +102,7 @@ def test_relative_and_absolute_periods_in_one_question_all_count_in_order():
     assert mentioned_periods("What did we do last weekend before April 10, 2023?", now=NEW_YEAR) == [
         DayRange(date(2023, 12, 30), date(2023, 12, 31)), Period(2023, 4, 10)]
     assert mentioned_periods("the last week of June", now=NEW_YEAR) == [Period(None, 6)]
+    assert mentioned_periods("we met in last week of June", now=NEW_YEAR) == [Period(None, 6)]
     # the year form reads first: "2020年前" is the year 2020, not 2,020 years ago
     assert mentioned_periods("2020年前后", now=NEW_YEAR) == [Period(2020)]
 
