@@ -9,8 +9,9 @@ from typing import Any
 from django import forms
 
 from memory import limits
+from memory.errors import InvalidInput
 from memory.policy_models import BOOLEAN_FIELDS, LAYER_NAMES, POLICY_FIELDS
-from memory.validation import identity_problem, text_problem
+from memory.validation import identity_problem, text_problem, time_zone
 
 KPI_DEFAULT_DAYS = 14  # the KPI page opens on the last two weeks
 
@@ -134,11 +135,22 @@ class PreviewForm(forms.Form):
     q = forms.CharField(label="Question", required=False, strip=False, max_length=limits.QUERY_TEXT_MAX,
                         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "今晚吃什么？ What should I cook tonight?"}))
 
+    timezone = forms.CharField(label="Time zone", required=False, max_length=64,
+                               widget=forms.TextInput(attrs={"placeholder": "UTC, Asia/Shanghai"}))
+
     def clean_q(self) -> str:
         problem = text_problem(self.cleaned_data["q"])
         if problem:
             raise forms.ValidationError(problem)
         return self.cleaned_data["q"]
+
+    def clean_timezone(self) -> str:
+        """An IANA name, as the context call takes it (memory.validation.time_zone)."""
+        try:
+            time_zone(self.cleaned_data["timezone"])
+        except InvalidInput as error:
+            raise forms.ValidationError(error.message) from None
+        return self.cleaned_data["timezone"]
 
 
 class KpiFilterForm(forms.Form):

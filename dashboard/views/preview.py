@@ -91,7 +91,8 @@ def _side(title: str, context: MemoryContext, other: MemoryContext | None, *, dr
 def _preview(principal, form: PreviewForm, draft_form: DraftBudgetForm) -> dict[str, Any]:
     data = form.cleaned_data
     request = ContextRequest(owner=Owner(workspace_id=data["workspace_id"], user_id=data["user_id"],
-                                         session_id=data["session_id"]), query=data["q"])
+                                         session_id=data["session_id"]), query=data["q"],
+                             timezone=data["timezone"])
     preview = context_preview(principal=principal, request=request, draft_changes=draft_form.changes())
     current = _side("In force", preview.current, preview.draft, draft=False)
     draft = None

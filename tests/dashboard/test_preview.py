@@ -97,11 +97,26 @@ def test_draft_values_out_of_range_come_back_with_the_services_message(viewer_cl
     {"draft-max_chars": "abc"}, {"draft-max_chars": "9" * 5000}, {"draft-top_n": "1e3"},
     {"draft-min_confidence": "nan"}, {"draft-l0_enabled": "maybe"}, {"workspace_id": "x" * 200},
     {"session_id": "a\tb"}, {"q": "a\x00b"}, {"q": "q" * 5000}, {"user_id": ".."},
+    {"timezone": "Mars/Olympus"}, {"timezone": "../../etc/passwd"}, {"timezone": "z" * 100},
 ])
 def test_bad_input_is_a_400_with_a_message_never_a_500(viewer_client, params):
     response = viewer_client.get(URL, params)
     assert response.status_code == 400
     assert "Not previewed" in response.content.decode()
+
+
+def test_the_preview_dates_earlier_messages_in_the_time_zone_given(viewer_client, agent_client, principal):
+    from datetime import UTC, datetime
+
+    append(principal, "launch rehearsal done", workspace_id="w1", user_id="u1", session_id="s-old",
+           occurred_at=datetime(2024, 2, 29, 23, 30, tzinfo=UTC))
+    append(principal, "hello", **CALL)
+    api = agent_client.post("/api/v1/context", {**CALL, "query": "launch rehearsal", "timezone": "Asia/Shanghai"},
+                            format="json").json()["block"]
+    shown = viewer_client.get(URL, {**CALL, "q": "launch rehearsal", "timezone": "Asia/Shanghai"}).context["current"]
+    assert shown.context.block == api and "- [2024-03-01] user: launch rehearsal done" in api.splitlines()
+    in_utc = viewer_client.get(URL, {**CALL, "q": "launch rehearsal"}).context["current"].context.block
+    assert "- [2024-02-29] user: launch rehearsal done" in in_utc.splitlines()
 
 
 def test_the_fragment_is_only_the_preview(viewer_client, launch):
