@@ -8,7 +8,7 @@ endpoints run: same validation, services, audit (actor `key:<prefix>`) and answe
 answer is the endpoint's JSON body, as text and as structured content; an error is a tool
 result with isError and the API's error body `{"error": {"code", "message", "fields"?}}`.
 
-Resources: `memory://context/{session_id}{?user_id,workspace_id,query,domain}` reads the
+Resources: `memory://context/{session_id}{?user_id,workspace_id,query,domain,timezone}` reads the
 context of a session (recorded as a retrieval, like POST /api/v1/context): the rendered block
 (text/plain) and the whole answer (application/json); a parameter given twice or a value whose
 percent-encoding is not UTF-8 is refused. resources/list names the 20 most recent conversations
@@ -50,7 +50,7 @@ from memory.validation import first_json_problem
 logger = logging.getLogger(__name__)
 
 PRINCIPAL_SCOPE_KEY = "memory.principal"  # where the HTTP middleware leaves the request's principal
-CONTEXT_URI_TEMPLATE = "memory://context/{session_id}{?user_id,workspace_id,query,domain}"
+CONTEXT_URI_TEMPLATE = "memory://context/{session_id}{?user_id,workspace_id,query,domain,timezone}"
 CONTEXT_URI_PARAMETERS = ("user_id", "workspace_id", "query", "domain")
 LISTED_SESSIONS = 20
 INSTRUCTIONS = (
@@ -132,7 +132,7 @@ def _tool_list(principal: Principal) -> list[types.Tool]:
 
 
 def context_uri(session_id: str, **parameters: str) -> str:
-    """memory://context/<session_id>?user_id=…&workspace_id=…&query=…&domain=… (empty ones left out)."""
+    """memory://context/<session_id>?user_id=…&workspace_id=…&query=…&domain=…&timezone=… (empty ones left out)."""
     query = "&".join(f"{name}={quote(value, safe='')}" for name, value in parameters.items() if value)
     return f"memory://context/{quote(session_id, safe='')}" + (f"?{query}" if query else "")
 

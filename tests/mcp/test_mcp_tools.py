@@ -211,6 +211,7 @@ def test_the_context_resource_lists_sessions_and_reads_their_context(key, cilant
     ("memory://nodes/1", "unknown resource"),
     ("memory://context/s1?user_id=u1&colour=red", "colour: unknown field"),
     ("memory://context/s1?user_id=" + "u" * 200, "user_id"),
+    ("memory://context/s1?user_id=u1&timezone=Mars%2FOlympus", "IANA time zone"),
 ])
 def test_a_bad_context_uri_is_an_error_naming_the_problem(key, uri, message):
     with pytest.raises(MCPError, match=message):
