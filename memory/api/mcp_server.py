@@ -51,7 +51,6 @@ logger = logging.getLogger(__name__)
 
 PRINCIPAL_SCOPE_KEY = "memory.principal"  # where the HTTP middleware leaves the request's principal
 CONTEXT_URI_TEMPLATE = "memory://context/{session_id}{?user_id,workspace_id,query,domain,timezone}"
-CONTEXT_URI_PARAMETERS = ("user_id", "workspace_id", "query", "domain")
 LISTED_SESSIONS = 20
 INSTRUCTIONS = (
     "Long-term memory for this agent. Before answering a user's turn, call memory_context with the session, "

@@ -99,10 +99,10 @@ def index_tokens(text: str) -> list[str]:
 
 
 def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
-    """Distinct tokens of a query, in order of their latest appearance (bigrams for CJK, no
-    stop words, no bigrams of two Chinese function words unless the query has nothing else): the last `limit` of
-    them (None: all) — a long query is a conversation whose latest turns matter most, and a
-    word said again lately counts as recent."""
+    """Distinct tokens of a query, in order of their latest appearance (bigrams for CJK; no
+    stop words, and no bigram of two Chinese function words unless the query has nothing
+    else): the last `limit` of them (None: all) — a long query is a conversation whose latest
+    turns matter most, and a word said again lately counts as recent."""
     seen: dict[str, None] = {}
     stopped: list[str] = []
 

@@ -253,7 +253,8 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     resolved one, `record=False` writes no ledger row, and `reads` (a dict kept by the caller
     for one request) lets a second budget reuse the first one's reads when they differ only
     in what fits or in top_n (ReadSizes). Raises AccessDenied for a workspace outside a key's
-    limit and InvalidInput for bad ids or an unknown time zone; never fails because a search part failed.
+    limit and InvalidInput for bad ids or an unknown time zone; never fails because a search
+    part failed.
     """
     started = time.perf_counter()
     time_zone(request.timezone)  # InvalidInput before any work
