@@ -4,6 +4,7 @@ import functools
 import math
 import zoneinfo
 from datetime import UTC, datetime, tzinfo
+from importlib import resources
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
@@ -122,16 +123,25 @@ def clean_identity(value: str, *, field: str, required: bool = False) -> str:
 
 @functools.cache
 def _time_zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    """The zone names the pinned tzdata package lists (its `zones` file): the same on every
+    machine, and never the host's own files (localtime, posixrules, right/…)."""
+    return frozenset(resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split())
+
+
+@functools.cache
+def _zone_of_tzdata(name: str) -> tzinfo:
+    with resources.files("tzdata.zoneinfo").joinpath(*name.split("/")).open("rb") as data:
+        return zoneinfo.ZoneInfo.from_file(data, key=name)
 
 
 def time_zone(name: str) -> tzinfo:
     """The IANA time zone `name` ("Asia/Shanghai", "America/New_York"); "" is UTC. Raises
-    InvalidInput for anything else: a name is looked up among the time zone database's names
-    (the tzdata package), never opened as a path."""
+    InvalidInput for anything else. Names and rules both come from the pinned tzdata package,
+    so every machine reads a date alike; a name is looked up in its list, never opened as a
+    path."""
     if name == "":
         return UTC
     if not isinstance(name, str) or name not in _time_zone_names():
         raise InvalidInput("timezone must be an IANA time zone name such as 'Asia/Shanghai'",
                            fields={"timezone": ["unknown time zone"]})
-    return zoneinfo.ZoneInfo(name)
+    return _zone_of_tzdata(name)

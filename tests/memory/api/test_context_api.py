@@ -128,11 +128,19 @@ def test_earlier_messages_are_dated_in_the_time_zone_the_call_gives(agent_client
 
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "asia/shanghai", "+08:00", "Asia", "../../etc/passwd", "/etc/localtime",
-                                  "Asia/../Asia/Shanghai", "zone.tab", "tzdata.zi", "x" * 65, 8, None, ["UTC"]])
+                                  "Asia/../Asia/Shanghai", "zone.tab", "tzdata.zi", "x" * 65, 8, None, ["UTC"],
+                                  # files of the host's zoneinfo folder that are not zones of the tzdata package
+                                  "localtime", "posixrules", "right/UTC", "posix/UTC", "zones"])
 def test_an_unknown_time_zone_is_a_400_that_records_nothing(agent_client, principal, zone):
     response = context(agent_client, query="x", timezone=zone)
     assert response.status_code == 400
     assert "timezone" in response.json()["error"]["fields"]
+    assert Retrieval.objects.count() == 0
+
+
+def test_an_unknown_time_zone_is_a_400_without_a_query_too(agent_client, principal):
+    response = context(agent_client, query="", timezone="Mars/Olympus")
+    assert response.status_code == 400 and "timezone" in response.json()["error"]["fields"]
     assert Retrieval.objects.count() == 0
 
 
