@@ -29,7 +29,7 @@ from accounts.principal import Principal
 from memory import limits
 from memory.errors import AccessDenied, InvalidInput, NotFound
 from memory.lexicon_models import LexiconSet, LexiconVersion
-from memory.search.text import function_bigrams, normalize, query_tokens
+from memory.search.text import normalize, query_tokens
 from memory.services.audit import audit_record
 from memory.validation import clean_identity, text_problem
 
@@ -64,9 +64,8 @@ def term_problem(term: str) -> str | None:
         return "must be printable (no control characters)"
     if len(term) > limits.LEXICON_TERM_MAX:
         return f"has more than {limits.LEXICON_TERM_MAX} characters once normalised ({len(term)})"
-    if not set(query_tokens(term, None)) - set(function_bigrams(term)):
-        # a question never looks for these (memory.search.text), so the set could never apply
-        return "has no searchable word (only stop words, function words such as 我们 or 什么, or punctuation)"
+    if not query_tokens(term, None):
+        return "has no searchable word (only stop words or punctuation)"
     return None
 
 
