@@ -10,7 +10,7 @@ from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import AuditEvent, Node, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
-from memory.search.text import owner_token, query_tokens
+from memory.search.text import function_bigrams, owner_token, query_tokens
 from memory.selectors.rows import columns, read
 from memory.services.sessions import SessionRef
 
@@ -199,8 +199,9 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
 
 
 def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:
-    """Nodes (of team `team_id`) whose indexed text has every token of `text`, Chinese and English alike."""
-    tokens = query_tokens(text)
+    """Nodes (of team `team_id`) whose indexed text has every token of `text`, Chinese and English
+    alike, function-word bigrams included: a filter keeps 没有钱 apart from 有钱."""
+    tokens = list(dict.fromkeys([*query_tokens(text), *function_bigrams(text)]))
     if not tokens:
         return nodes.none()
     return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all", (owner_token(team_id, "t"),)))

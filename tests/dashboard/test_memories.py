@@ -93,6 +93,21 @@ def test_text_search_with_only_stop_words_finds_nothing(viewer_client, nodes):
     assert shown(viewer_client.get(reverse("dashboard:memories"), {"q": "the"})) == set()
 
 
+def test_the_text_filter_keeps_function_words_apart(viewer_client, principal):
+    """A ranking query leaves 没有 and 不是 out of what it looks for (memory.search.text); the
+    filter, which wants every word, keeps them: 没有钱 is not 有钱."""
+    for title in ("我没有钱", "他很有钱", "我不是素食者", "是素食者"):
+        make_node(principal, title=title)
+
+    def titles(q: str) -> set[str]:
+        html = viewer_client.get(reverse("dashboard:memories"), {"q": q}).content.decode()
+        return {title for title in ("我没有钱", "他很有钱", "我不是素食者", "是素食者") if f">{title}<" in html}
+
+    assert titles("没有钱") == {"我没有钱"}
+    assert titles("不是素食") == {"我不是素食者"}
+    assert titles("有钱") == {"我没有钱", "他很有钱"}
+
+
 def test_invalid_filter_is_reported_and_shows_nothing(viewer_client, nodes):
     response = viewer_client.get(reverse("dashboard:memories"), {"scope": "galaxy"})
     assert response.status_code == 200
