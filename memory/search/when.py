@@ -10,19 +10,20 @@ ago", "上周", "三天前") as concrete ranges of days counted back from `now`'
 (yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday (last
 week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
 Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
-ago). A period that holds `now` (today, this week, this month, 今天, 今年 …) is read but names
-none: "我今天想吃辣的" speaks of the present, and a boost of the turns said lately would only
-push the latest chatter above an older turn that matches as well. Every period found counts:
+ago). A period that holds `now` (today, this week, this month, 今天, 今年 …) is not read:
+"我今天想吃辣的" speaks of the present, and a boost of the turns said lately would only push the
+latest chatter above an older turn that matches as well. Every period found counts:
 "last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
 上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
 Days are those of the time zone the caller gives (the context call's `timezone`, an IANA name
 such as Asia/Shanghai), UTC by default: `now` and every turn's time are read as dates there.
-A turn is said on or after the day it talks about ("yesterday I went …" is said the next day),
-so a period reaches TALKED_ABOUT_DAYS past its end; and it starts a day early, because a caller
-that gives no time zone has its dates read in UTC, where a turn said early in the morning east
-of UTC (up to +14 h) falls on the day before. A month or a day named without a year is that
-month or day of any year.
+A turn about a named day is said on or after it ("yesterday I went …" is said the next day),
+so a named period reaches TALKED_ABOUT_DAYS past its end; a relative one ends where it ends
+(it is what was said then: every turn since would be lifted alike, up to today's). Both start a
+day early, because a caller that gives no time zone has its dates read in UTC, where a turn said
+early in the morning east of UTC (up to +14 h) falls on the day before. A month or a day named
+without a year is that month or day of any year.
 """
 
 import calendar
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 
-from memory.search.text import CJK_FUNCTION_CHARACTERS, normalize
+from memory.search.text import normalize
 
 TALKED_ABOUT_DAYS = 7  # a turn about a day is said within a week of it
 LEAD_DAYS = 1  # without a time zone: a local morning east of UTC is the previous UTC day
@@ -79,30 +80,34 @@ _UNITS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", 
           "周": "week", "星期": "week", "礼拜": "week", "个星期": "week", "个礼拜": "week", "周末": "weekend",
           "月": "month", "个月": "month", "年": "year"}
 _CN_COUNT = r"(?P<n>\d{1,4}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
-# A Chinese relative word (but "N天前") starts the text, or follows a character that is not
-# Chinese or is a function word other than a negation or a measure (我上周, 在上个月, 从前天);
-# after any other character it most likely ends another word: 赶上周末, 比不上周杰伦, 墙上月历,
-# 日本月刊, 提前天数, 过去年轻人.
-_CN_AFTER = "".join(sorted(CJK_FUNCTION_CHARACTERS - set("不没一个"))) + "从到自于说得跟与同还对把被让给"
-_CN_START = rf"(?:(?<![\u3400-\u9fff])|(?<=[{_CN_AFTER}]))"
+# Characters after which a Chinese relative word is most likely the end of another word: 上 in
+# 赶上周末, 比不上, 墙上月历, 晚上月亮; 前 in 提前天数, 眼前天空, 从前年轻; 去 in 过去年轻人; and
+# 大大前天. After any other character (妈妈昨天, 老板上周说, 比上周好) it is read.
+_NOT_AFTER = {
+    "上": "早晚马路身网天楼山海以加之手脸会班车线台赶桌墙算床街船头面不",
+    "前": "提眼从面以目跟向之门空当生事战大",
+    "去": "过失",
+}
 _POSSESSIVE = "".join(rf"(?<!\b{word}\s)" for word in ("my", "your", "his", "her", "its", "our", "their", "the"))
 _RELATIVE = [
     # not "the last week of June", "my last year at school", "her last month of pregnancy"
     re.compile(r"\b(?:(?P<days>(?:the\s+)?day\s+before\s+yesterday|yesterday)"
                rf"|{_POSSESSIVE}(?P<which>last)\s+(?P<unit>weekend|week|month|year)(?!\s+of\b)"
                rf"|(?<![\d.,])(?P<n>\d{{1,4}}|{'|'.join(_EN_NUMBER)})\s+(?P<ago>day|week|month|year)s?\s+ago)\b"),
-    # 上上周 is the week before last; not 这周围/月饼/月亮…, nor the tail of a longer or decimal number
-    re.compile(rf"{_CN_START}(?:(?P<days>大前天|前天|昨天)|(?P<years>大前年|去年|前年)"
-               r"|(?P<which>上上|上)个?(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球])))"
-               rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个星期|个礼拜|个月|年)前"),
+    # 上上周 is the week before last; not 上周围, 上个月饼, nor the tail of a longer or decimal number
+    re.compile(r"(?P<days>昨天)"
+               rf"|(?<![{_NOT_AFTER['前']}])(?P<days_before>大前天|前天)"
+               rf"|(?<![{_NOT_AFTER['前']}])(?P<years_before>大前年|前年)|(?<![{_NOT_AFTER['去']}])(?P<last_year>去年)"
+               rf"|(?<![{_NOT_AFTER['上']}])(?P<which>上上|上)个?"
+               r"(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球]))"
+               rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个?星期|个?礼拜|个月|年)前"),
 ]
 
 
-def _reaches(day: int, start: date, end: date) -> bool:
-    """Whether day number `day` (date.toordinal) is from LEAD_DAYS before `start` to
-    TALKED_ABOUT_DAYS after `end`: the reach of every period (day numbers, so no date
-    arithmetic can overflow)."""
-    return start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + TALKED_ABOUT_DAYS
+def _reaches(day: int, start: date, end: date, tail: int) -> bool:
+    """Whether day number `day` (date.toordinal) is from LEAD_DAYS before `start` to `tail`
+    days after `end` (day numbers, so no date arithmetic can overflow)."""
+    return start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + tail
 
 
 @dataclass(frozen=True)
@@ -114,11 +119,12 @@ class Period:
     day: int | None = None
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a date) is within the period's reach (`_reaches`)."""
+        """Whether `moment` (a date) is in the period, from LEAD_DAYS before it to
+        TALKED_ABOUT_DAYS after it."""
         day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
             start, end = self._bounds(year)
-            if start is not None and _reaches(day, start, end):
+            if start is not None and _reaches(day, start, end, TALKED_ABOUT_DAYS):
                 return True
         return False
 
@@ -136,15 +142,17 @@ class Period:
 
 @dataclass(frozen=True)
 class DayRange:
-    """A relative period resolved against a reference time: the UTC days `start` to `end`,
-    both included."""
+    """A relative period resolved against a reference time: the days `start` to `end`, both
+    included."""
 
     start: date
     end: date
 
     def contains(self, moment: date) -> bool:
-        """Whether `moment` (a date) is within the range's reach (`_reaches`)."""
-        return _reaches(moment.toordinal(), self.start, self.end)
+        """Whether `moment` (a date) is in the range, from LEAD_DAYS before it; no later. A turn
+        said after it would be any turn said since, up to today's chatter, which "what did I
+        say yesterday" does not ask for."""
+        return _reaches(moment.toordinal(), self.start, self.end, 0)
 
 
 def local_date(moment: datetime | date, zone: tzinfo = UTC) -> date:
@@ -184,10 +192,12 @@ def _days_back(unit: str, back: int, today: date) -> DayRange | None:
 
 def _relative(match: re.Match, today: date) -> DayRange | None:
     parts = match.groupdict()
-    if parts["days"]:
-        return _days_back("day", _DAYS_BACK[re.sub(r"^the ", "", re.sub(r"\s+", " ", parts["days"]))], today)
-    if parts.get("years"):
-        return _days_back("year", _YEARS_BACK[parts["years"]], today)
+    days = parts["days"] or parts.get("days_before")
+    if days:
+        return _days_back("day", _DAYS_BACK[re.sub(r"^the ", "", re.sub(r"\s+", " ", days))], today)
+    years = parts.get("years_before") or parts.get("last_year")
+    if years:
+        return _days_back("year", _YEARS_BACK[years], today)
     if parts["which"]:
         return _days_back(_UNITS[parts["unit"]], 2 if parts["which"] == "上上" else 1, today)
     back = _EN_NUMBER[parts["n"]] if parts["n"] in _EN_NUMBER else _number(parts["n"])
@@ -277,7 +287,7 @@ def mentioned_periods(text: str, now: datetime | date | None = None, zone: tzinf
 
 def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange], zone: tzinfo = UTC) -> bool:
     """Whether `moment` (its date in `zone`) falls in any of `periods`, from LEAD_DAYS before
-    one to TALKED_ABOUT_DAYS after it."""
+    one to its end (relative) or TALKED_ABOUT_DAYS after it (named)."""
     if moment is None or not periods:
         return False
     day = local_date(moment, zone)

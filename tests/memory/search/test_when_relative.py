@@ -63,6 +63,18 @@ def days(first: tuple[int, int, int], last: tuple[int, int, int] | None = None) 
     ("那上周呢？", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
     ("我记得上个月", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
     ("What did we do last year's summer?", NEW_YEAR, days((2023, 1, 1), (2023, 12, 31))),
+    # after a noun or a verb, the commonest Chinese order (a newcomer found these missed)
+    ("妈妈昨天说了什么", NEW_YEAR, days((2023, 12, 31))),
+    ("老板上周说的", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("小王去年去了哪", NEW_YEAR, days((2023, 1, 1), (2023, 12, 31))),
+    ("我妈前天来过", NEW_YEAR, days((2023, 12, 30))),
+    ("公司上个月的会", NEW_YEAR, days((2023, 12, 1), (2023, 12, 31))),
+    ("孩子上周末去哪了", LEAP_MARCH, days((2024, 2, 24), (2024, 2, 25))),
+    ("我在上海前天到的", NEW_YEAR, days((2023, 12, 30))),
+    ("比上周好多了", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("按上周的计划", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("一礼拜前", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("三星期前", NEW_YEAR, days((2023, 12, 11), (2023, 12, 17))),
 ])
 def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expected):
     assert mentioned_periods(text, now=now) == expected
@@ -72,8 +84,8 @@ def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expec
     "todays", "the last thing", "this one", "years ago", "a few days ago", "recently", "lately", "the last week we met",
     "上次", "那天", "以前", "几天前", "晚上月亮很圆", "这个月饼很好吃", "这周围有商店", "日本月刊", "",
     # the end of another word: each guard of memory.search.when._RELATIVE on its own
-    "赶上周末人多吗", "看上周杰伦", "比不上周杰伦", "桌上周报", "墙上月历", "算上月租", "一本月刊", "提前天数",
-    "过去年轻人", "眼前天空", "大大前天", "上周围", "上个月饼",
+    "赶上周末人多吗", "比不上周杰伦", "桌上周报", "墙上月历", "算上月租", "一本月刊", "提前天数",
+    "过去年轻人", "眼前天空", "大大前天", "上周围", "上个月饼", "我从前天天跑步", "从前年轻的时候",
     # the tail of a longer or decimal number
     "一百二十天前", "3.5天前", "1.5年前", "1.5 years ago", "12,345 days ago",
     # "last" that is not the one before this
@@ -126,13 +138,15 @@ def test_periods_past_the_first_or_last_date_there_is_are_cut_or_left_out():
         (1, 1, 1))
 
 
-def test_a_relative_period_has_the_reach_of_a_named_one():
-    yesterday = mentioned_periods("yesterday", now=NEW_YEAR)
-    assert in_periods(date(2023, 12, 30), yesterday) and in_periods(date(2024, 1, 7), yesterday)
-    assert not in_periods(date(2023, 12, 29), yesterday) and not in_periods(date(2024, 1, 8), yesterday)
+def test_a_relative_period_starts_a_day_early_and_ends_where_it_ends():
+    yesterday = mentioned_periods("yesterday", now=NEW_YEAR)  # 31 December
+    assert in_periods(date(2023, 12, 30), yesterday) and in_periods(date(2023, 12, 31), yesterday)
+    assert not in_periods(date(2023, 12, 29), yesterday) and not in_periods(date(2024, 1, 1), yesterday)
     assert in_periods(datetime(2023, 12, 31, 20, tzinfo=timezone(timedelta(hours=-8))), [
         DayRange(date(2024, 1, 1), date(2024, 1, 1))])  # its UTC date is 1 January
-    assert in_periods(date.max, mentioned_periods("yesterday", now=date.max))
+    assert in_periods(date.max - timedelta(days=1), mentioned_periods("yesterday", now=date.max))
+    # a named day still reaches a week past it: "what did I do on 31 December" is told later
+    assert in_periods(date(2024, 1, 7), [Period(2023, 12, 31)])
 
 
 def _said(principal, text: str, when: datetime, session_id: str):
@@ -154,6 +168,53 @@ def test_a_turn_said_yesterday_outranks_an_equal_newer_one(principal):
     assert order("What did we talk about yesterday, camping?", now=datetime(2023, 9, 3, tzinfo=UTC)) == [
         september.pk, june.pk]
     assert order("What did we talk about yesterday, camping?") == [september.pk, june.pk]  # now: no turn then
+
+
+def test_what_was_said_yesterday_outranks_todays_chatter(principal):
+    """Found by a newcomer: with a week's tail, "yesterday" lifted every turn since, today's too,
+    and the newest won the tie."""
+    now = datetime(2025, 6, 11, 15, tzinfo=UTC)  # a Wednesday
+    yesterday = _said(principal, "The restaurant is called Lao Wang hotpot.", datetime(2025, 6, 10, 12, tzinfo=UTC),
+                      "s-tue")
+    today = _said(principal, "The restaurant is called Xiao Li barbecue.", datetime(2025, 6, 11, 14, tzinfo=UTC),
+                  "s-wed")
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def order(query: str) -> list[int]:
+        return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner,
+                                                          query_text=query, limit=5, now=now)]
+
+    assert order("Which restaurant did I name yesterday?") == [yesterday.pk, today.pk]
+    assert order("昨天我说的 restaurant 叫什么？") == [yesterday.pk, today.pk]
+    assert order("Which restaurant did I name?") == [today.pk, yesterday.pk]
+
+
+def test_each_turn_is_dated_in_the_time_zone_given(principal):
+    """At 10:00 on 4 March in Los Angeles (18:00 UTC), yesterday is 3 March there: the turn said
+    at 17:00 on 3 March there (01:00 UTC on the 4th) is yesterday's, the one said at 20:00 on
+    1 March there (04:00 UTC on the 2nd) is not. In UTC it is the other way round."""
+    los_angeles = ZoneInfo("America/Los_Angeles")
+    earlier = _said(principal, "We talked about the hiking trip.", datetime(2024, 3, 2, 4, tzinfo=UTC), "s-1")
+    later = _said(principal, "We talked about the hiking trip!", datetime(2024, 3, 4, 1, tzinfo=UTC), "s-2")
+    now = datetime(2024, 3, 4, 10, tzinfo=los_angeles)
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def order(zone=UTC) -> list[int]:
+        return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner, limit=5,
+                                                          query_text="the hiking trip yesterday", now=now, zone=zone)]
+
+    assert order(los_angeles) == [later.pk, earlier.pk]
+    assert order() == [earlier.pk, later.pk]
+
+
+def test_function_words_rank_earlier_turns_too(principal):
+    """Both turns share 周末 and 爬山; 我们 (a function-word bigram, scored, not searched by)
+    puts ours first, where a tie would put the newer one first."""
+    ours = _said(principal, "我们周末爬山了", datetime(2024, 3, 2, 4, tzinfo=UTC), "s-1")
+    theirs = _said(principal, "他们周末爬山了", datetime(2024, 3, 3, 4, tzinfo=UTC), "s-2")
+    found = messages_search(principal=principal, session=None, owner=Owner(user_id="mel", workspace_id="home"),
+                            query_text="我们周末爬山", limit=5)
+    assert [hit.message.pk for hit in found] == [ours.pk, theirs.pk]
 
 
 def test_a_question_without_a_time_phrase_ranks_exactly_as_before(principal):

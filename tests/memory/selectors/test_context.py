@@ -226,6 +226,20 @@ def test_the_context_call_reads_yesterday_against_its_own_time(principal):
             .section("earlier_messages")] == [september.pk, june.pk]
 
 
+def test_the_context_call_reads_dates_in_the_time_zone_it_is_given(principal):
+    """At 10:00 on 4 March in Los Angeles, yesterday there is 3 March (memory.search.when)."""
+    earlier = append(principal, "We talked about the hiking trip.", session_id="s-1", user_id="u1",
+                     occurred_at=datetime(2024, 3, 2, 4, tzinfo=UTC))[0]
+    later = append(principal, "We talked about the hiking trip!", session_id="s-2", user_id="u1",
+                   occurred_at=datetime(2024, 3, 4, 1, tzinfo=UTC))[0]
+    owner = Owner(user_id="u1", session_id="new")
+    with mock.patch("memory.selectors.context_gather.timezone", **{"now.return_value": datetime(2024, 3, 4, 18, tzinfo=UTC)}):
+        there = build(principal, "the hiking trip yesterday", owner=owner, timezone="America/Los_Angeles")
+        here = build(principal, "the hiking trip yesterday", owner=owner)
+    assert [m.pk for m in there.section("earlier_messages")] == [later.pk, earlier.pk]
+    assert [m.pk for m in here.section("earlier_messages")] == [earlier.pk, later.pk]
+
+
 def test_identical_earlier_messages_are_shown_once(principal):
     append(principal, "今晚吃什么？", session_id="a", user_id="u1")
     append(principal, "今晚吃什么？", session_id="b", user_id="u1")
