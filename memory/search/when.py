@@ -20,9 +20,10 @@ Days are those of the time zone the caller gives (the context call's `timezone`,
 such as Asia/Shanghai), UTC by default: `now` and every turn's time are read as dates there.
 A turn about a named day is said on or after it ("yesterday I went …" is said the next day),
 so a named period reaches TALKED_ABOUT_DAYS past its end; a relative one ends where it ends
-(it is what was said then: every turn since would be lifted alike, up to today's). Both start a
-day early, because a caller that gives no time zone has its dates read in UTC, where a turn said
-early in the morning east of UTC (up to +14 h) falls on the day before. A month or a day named
+(it is what was said then: every turn since would be lifted alike, up to today's). When the
+caller gives no time zone, both start a day early: its dates are read in UTC, where a turn said
+early in the morning east of UTC (up to +14 h) falls on the day before (a caller west of UTC
+should give its zone: its evening turns fall on the next UTC day). A month or a day named
 without a year is that month or day of any year.
 """
 
@@ -35,7 +36,7 @@ from datetime import UTC, date, datetime, tzinfo
 from memory.search.text import normalize
 
 TALKED_ABOUT_DAYS = 7  # a turn about a day is said within a week of it
-LEAD_DAYS = 1  # without a time zone: a local morning east of UTC is the previous UTC day
+LEAD_DAYS = 1  # without a known time zone: a local morning east of UTC is the previous UTC day
 MAX_PERIODS = 8  # a query naming more dates than this is a list, not a question about a time
 SCAN_CHARS = 500  # of a long query (a conversation), its latest characters are read for dates
 
@@ -74,40 +75,44 @@ _CHINESE = [
 # Relative periods (given `now`): a unit (day, week, weekend, month, year) and how many of them back.
 _EN_NUMBER = {word: number for number, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {"a": 1, "an": 1}
-_DAYS_BACK = {"yesterday": 1, "day before yesterday": 2, "昨天": 1, "前天": 2, "大前天": 3}
+_DAYS_BACK = {"yesterday": 1, "last night": 1, "day before yesterday": 2, "昨天": 1, "昨晚": 1, "昨日": 1, "昨儿": 1,
+              "昨儿个": 1, "前天": 2, "前晚": 2, "大前天": 3}
 _YEARS_BACK = {"去年": 1, "前年": 2, "大前年": 3}
 _UNITS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "year": "year", "天": "day",
           "周": "week", "星期": "week", "礼拜": "week", "个星期": "week", "个礼拜": "week", "周末": "weekend",
           "月": "month", "个月": "month", "年": "year"}
 _CN_COUNT = r"(?P<n>\d{1,4}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
 # Characters after which a Chinese relative word is most likely the end of another word: 上 in
-# 赶上周末, 比不上, 墙上月历, 晚上月亮; 前 in 提前天数, 眼前天空, 从前年轻; 去 in 过去年轻人; and
-# 大大前天. After any other character (妈妈昨天, 老板上周说, 比上周好) it is read.
+# 赶上周末, 遇上周末, 比不上, 墙上月历, 晚上月亮 (and 加 but in 参加, 增加); 前 in 提前天数, 眼前天空,
+# 几年前年底; 去 in 过去年轻人; and 大大前天. After any other character (妈妈昨天, 老板上周说,
+# 比上周好, 参加上周的培训) it is read. What follows rules out the rest: 从前天天, 从前年轻, 去年检,
+# 去年会, 上周围, 上周刊, 上个月饼, 月台.
 _NOT_AFTER = {
-    "上": "早晚马路身网天楼山海以加之手脸会班车线台赶桌墙算床街船头面不",
-    "前": "提眼从面以目跟向之门空当生事战大",
+    "上": "早晚马路身网天楼山海以之手脸会班车线台赶遇连碰爱戴桌墙算床街船头面不",
+    "前": "提眼面以目向之门空当生事战大年",
     "去": "过失",
 }
 _POSSESSIVE = "".join(rf"(?<!\b{word}\s)" for word in ("my", "your", "his", "her", "its", "our", "their", "the"))
 _RELATIVE = [
     # not "the last week of June", "my last year at school", "her last month of pregnancy"
-    re.compile(r"\b(?:(?P<days>(?:the\s+)?day\s+before\s+yesterday|yesterday)"
+    re.compile(rf"\b(?:(?P<days>(?:the\s+)?day\s+before\s+yesterday|yesterday|{_POSSESSIVE}last\s+night)"
                rf"|{_POSSESSIVE}(?P<which>last)\s+(?P<unit>weekend|week|month|year)(?!\s+of\b)"
                rf"|(?<![\d.,])(?P<n>\d{{1,4}}|{'|'.join(_EN_NUMBER)})\s+(?P<ago>day|week|month|year)s?\s+ago)\b"),
-    # 上上周 is the week before last; not 上周围, 上个月饼, nor the tail of a longer or decimal number
-    re.compile(r"(?P<days>昨天)"
-               rf"|(?<![{_NOT_AFTER['前']}])(?P<days_before>大前天|前天)"
-               rf"|(?<![{_NOT_AFTER['前']}])(?P<years_before>大前年|前年)|(?<![{_NOT_AFTER['去']}])(?P<last_year>去年)"
-               rf"|(?<![{_NOT_AFTER['上']}])(?P<which>上上|上)个?"
-               r"(?P<unit>周末|周(?![围边到全期])|星期|礼拜|月(?![饼亮光球]))"
+    # 上上周 and 大上周 are the week before last; nor the tail of a longer or decimal number
+    re.compile(r"(?P<days>昨天|昨晚|昨日|昨儿个|昨儿)"
+               rf"|(?<![{_NOT_AFTER['前']}])(?P<days_before>大前天|前天(?!天)|前晚)"
+               rf"|(?<![{_NOT_AFTER['前']}])(?P<years_before>大前年|前年(?!轻))"
+               rf"|(?<![{_NOT_AFTER['去']}])(?P<last_year>去年(?![检会货级]))"
+               rf"|(?<![{_NOT_AFTER['上']}])(?<!(?<![参增])加)(?P<which>上上|大上|上)个?"
+               r"(?P<unit>周末|周(?![围边到全期刊])|星期|礼拜|月(?![饼亮光球台]))"
                rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个?星期|个?礼拜|个月|年)前"),
 ]
 
 
-def _reaches(day: int, start: date, end: date, tail: int) -> bool:
-    """Whether day number `day` (date.toordinal) is from LEAD_DAYS before `start` to `tail`
+def _reaches(day: int, start: date, end: date, lead: int, tail: int) -> bool:
+    """Whether day number `day` (date.toordinal) is from `lead` days before `start` to `tail`
     days after `end` (day numbers, so no date arithmetic can overflow)."""
-    return start.toordinal() - LEAD_DAYS <= day <= end.toordinal() + tail
+    return start.toordinal() - lead <= day <= end.toordinal() + tail
 
 
 @dataclass(frozen=True)
@@ -118,13 +123,13 @@ class Period:
     month: int | None = None
     day: int | None = None
 
-    def contains(self, moment: date) -> bool:
-        """Whether `moment` (a date) is in the period, from LEAD_DAYS before it to
+    def contains(self, moment: date, lead: int = LEAD_DAYS) -> bool:
+        """Whether `moment` (a date) is in the period, from `lead` days before it to
         TALKED_ABOUT_DAYS after it."""
         day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
             start, end = self._bounds(year)
-            if start is not None and _reaches(day, start, end, TALKED_ABOUT_DAYS):
+            if start is not None and _reaches(day, start, end, lead, TALKED_ABOUT_DAYS):
                 return True
         return False
 
@@ -148,11 +153,11 @@ class DayRange:
     start: date
     end: date
 
-    def contains(self, moment: date) -> bool:
-        """Whether `moment` (a date) is in the range, from LEAD_DAYS before it; no later. A turn
-        said after it would be any turn said since, up to today's chatter, which "what did I
-        say yesterday" does not ask for."""
-        return _reaches(moment.toordinal(), self.start, self.end, 0)
+    def contains(self, moment: date, lead: int = LEAD_DAYS) -> bool:
+        """Whether `moment` (a date) is in the range, from `lead` days before it; no later. A
+        turn said after it would be any turn said since, up to today's chatter, which "what did
+        I say yesterday" does not ask for."""
+        return _reaches(moment.toordinal(), self.start, self.end, lead, 0)
 
 
 def local_date(moment: datetime | date, zone: tzinfo = UTC) -> date:
@@ -199,7 +204,7 @@ def _relative(match: re.Match, today: date) -> DayRange | None:
     if years:
         return _days_back("year", _YEARS_BACK[years], today)
     if parts["which"]:
-        return _days_back(_UNITS[parts["unit"]], 2 if parts["which"] == "上上" else 1, today)
+        return _days_back(_UNITS[parts["unit"]], 2 if parts["which"] in ("上上", "大上") else 1, today)
     back = _EN_NUMBER[parts["n"]] if parts["n"] in _EN_NUMBER else _number(parts["n"])
     return _days_back(_UNITS[parts["ago"]], back, today)
 
@@ -250,18 +255,19 @@ def _absolute(match: re.Match) -> Period | None:
     return period
 
 
-def mentioned_periods(text: str, now: datetime | date | None = None, zone: tzinfo = UTC) -> list[Period | DayRange]:
+def mentioned_periods(text: str, now: datetime | date | None = None,
+                      zone: tzinfo | None = None) -> list[Period | DayRange]:
     """The periods the last SCAN_CHARS characters of `text` name, in order of appearance,
     without repeats; none when they name more than MAX_PERIODS (a list of dates, not a
     question about a time). Calendar periods named explicitly always (`Period`); with `now`
     (the call's time, aware or naive UTC) also the relative ones, as days counted back from
-    its date in `zone` (`DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
+    its date in `zone` (UTC when None; `DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
     0.25 ms with `now` (0.35 ms for a Chinese conversation that says 今天 and 上周 in every line)."""
     folded = normalize(text[-SCAN_CHARS:])
     readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
         (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
     if now is not None:  # after the absolute forms: "2020年前" is the year 2020, not 2,020 years ago
-        today, resolved = local_date(now, zone), {}
+        today, resolved = local_date(now, zone or UTC), {}
 
         def relative(match: re.Match) -> DayRange | None:  # a conversation says "今天" again and again
             if match.group(0) not in resolved:
@@ -285,10 +291,11 @@ def mentioned_periods(text: str, now: datetime | date | None = None, zone: tzinf
     return periods if len(periods) <= MAX_PERIODS else []
 
 
-def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange], zone: tzinfo = UTC) -> bool:
-    """Whether `moment` (its date in `zone`) falls in any of `periods`, from LEAD_DAYS before
-    one to its end (relative) or TALKED_ABOUT_DAYS after it (named)."""
+def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange], zone: tzinfo | None = None) -> bool:
+    """Whether `moment` (its date in `zone`) falls in any of `periods`, up to its end (relative)
+    or TALKED_ABOUT_DAYS after it (named); from LEAD_DAYS before it when the zone is not known
+    (None: dates in UTC), from its first day when it is."""
     if moment is None or not periods:
         return False
-    day = local_date(moment, zone)
-    return any(period.contains(day) for period in periods)
+    day, lead = local_date(moment, zone or UTC), LEAD_DAYS if zone is None else 0
+    return any(period.contains(day, lead) for period in periods)

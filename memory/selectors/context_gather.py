@@ -15,7 +15,7 @@ still read.
 import logging
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 
 from django.db import DatabaseError, connections, router
 from django.utils import timezone
@@ -152,12 +152,13 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
-        _read_hits(principal, request, session, sizes, parts, now, time_zone(request.timezone))
+        _read_hits(principal, request, session, sizes, parts, now,
+                   time_zone(request.timezone) if request.timezone else None)
     return parts
 
 
 def _read_hits(principal: Principal, request: ContextRequest, session: Session | None, sizes: ReadSizes,
-               parts: Parts, now: datetime, zone: tzinfo) -> None:
+               parts: Parts, now: datetime, zone: tzinfo | None) -> None:
     listed = {item.obj.pk for item in parts.standing}
     try:
         result = memory_query(
@@ -194,7 +195,7 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
             zone=zone,
         )
         parts.message_hits = [
-            [message_item("earlier_messages", hit.message, "relevant", hit.matched, zone)]
+            [message_item("earlier_messages", hit.message, "relevant", hit.matched, zone or UTC)]
             + ([followup_item(hit.followup, hit.message.pk)] if hit.followup is not None else [])
             for hit in found
         ]

@@ -1,7 +1,7 @@
 """Reading conversation messages: the recent window and keyword recall of earlier turns."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -70,7 +70,7 @@ def messages_search(
     exclude_ids: set[int] = frozenset(),
     exclude_texts: set[str] = frozenset(),
     now: datetime | None = None,
-    zone: tzinfo = UTC,
+    zone: tzinfo | None = None,
 ) -> list[MessageHit]:
     """Earlier messages relevant to `query_text` (episodic memory), best first.
 
@@ -88,7 +88,7 @@ def messages_search(
 
     A turn said in a period the query names scores DATE_MATCH_SHARE more (R-QUERY); relative
     ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment);
-    dates are read in the time zone `zone`.
+    dates are read in the time zone `zone` (None: not known, UTC with a day's lead).
     """
     tokens = query_tokens(query_text)
     if not tokens or limit <= 0 or (session is None and not owner.user_id):
@@ -156,7 +156,7 @@ _REACH_COLUMNS = (  # the values of _REACH_FIELDS, as the ORM's values() reads t
 
 
 def _in_named_periods(ranked: list[Scored], query_text: str, *, now: datetime | None = None,
-                      zone: tzinfo = UTC) -> list[Scored]:
+                      zone: tzinfo | None = None) -> list[Scored]:
     """When the query names a day, a month or a year, or (given `now`) a period relative to it
     (yesterday, last week; memory.search.when), a turn said then (occurred_at, else created_at,
     as a date in `zone`; from the day before to a week after) scores DATE_MATCH_SHARE more; best

@@ -75,6 +75,16 @@ def days(first: tuple[int, int, int], last: tuple[int, int, int] | None = None) 
     ("按上周的计划", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
     ("一礼拜前", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
     ("三星期前", NEW_YEAR, days((2023, 12, 11), (2023, 12, 17))),
+    # a third newcomer's list: last night, and words after 从, 跟, 参加
+    ("昨晚我说的", NEW_YEAR, days((2023, 12, 31))),
+    ("昨日", NEW_YEAR, days((2023, 12, 31))),
+    ("前晚", NEW_YEAR, days((2023, 12, 30))),
+    ("What did I say last night?", NEW_YEAR, days((2023, 12, 31))),
+    ("我从前天开始就头疼", NEW_YEAR, days((2023, 12, 30))),
+    ("跟前天一样", NEW_YEAR, days((2023, 12, 30))),
+    ("我参加上周的培训时", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
+    ("大上周", NEW_YEAR, days((2023, 12, 18), (2023, 12, 24))),
+    ("上周报告", NEW_YEAR, days((2023, 12, 25), (2023, 12, 31))),
 ])
 def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expected):
     assert mentioned_periods(text, now=now) == expected
@@ -86,6 +96,8 @@ def test_relative_phrases_resolve_to_days_counted_back_from_now(text, now, expec
     # the end of another word: each guard of memory.search.when._RELATIVE on its own
     "赶上周末人多吗", "比不上周杰伦", "桌上周报", "墙上月历", "算上月租", "一本月刊", "提前天数",
     "过去年轻人", "眼前天空", "大大前天", "上周围", "上个月饼", "我从前天天跑步", "从前年轻的时候",
+    "如果遇上周末就顺延", "连上周末", "加上周末", "明天要去年检", "周五我要去年会", "去年货市场", "爱上周杰伦",
+    "登上周刊", "走上月台", "好几年前年轻的时候", "my last night in Paris",
     # the tail of a longer or decimal number
     "一百二十天前", "3.5天前", "1.5年前", "1.5 years ago", "12,345 days ago",
     # "last" that is not the one before this
@@ -199,12 +211,23 @@ def test_each_turn_is_dated_in_the_time_zone_given(principal):
     now = datetime(2024, 3, 4, 10, tzinfo=los_angeles)
     owner = Owner(user_id="mel", workspace_id="home")
 
-    def order(zone=UTC) -> list[int]:
+    def order(zone=None) -> list[int]:
         return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner, limit=5,
                                                           query_text="the hiking trip yesterday", now=now, zone=zone)]
 
     assert order(los_angeles) == [later.pk, earlier.pk]
-    assert order() == [earlier.pk, later.pk]
+    assert order() == [earlier.pk, later.pk]  # no zone: UTC days, from a day early
+    assert order(UTC) == [later.pk, earlier.pk]  # UTC given: 3 March exactly, so neither; the newer first
+
+
+def test_with_a_zone_given_a_period_starts_on_its_first_day():
+    shanghai = ZoneInfo("Asia/Shanghai")
+    now = datetime(2024, 3, 5, 12, tzinfo=shanghai)
+    yesterday = mentioned_periods("昨天", now=now, zone=shanghai)
+    assert yesterday == days((2024, 3, 4))
+    assert in_periods(datetime(2024, 3, 4, 9, tzinfo=shanghai), yesterday, shanghai)
+    assert not in_periods(datetime(2024, 3, 3, 9, tzinfo=shanghai), yesterday, shanghai)
+    assert in_periods(datetime(2024, 3, 3, 9, tzinfo=shanghai), yesterday)  # no zone known: a day early
 
 
 def test_function_words_rank_earlier_turns_too(principal):
@@ -249,6 +272,9 @@ def test_days_are_read_in_the_time_zone_given(principal):
 
     assert order(shanghai) == [march.pk, february.pk]
     assert order() == [february.pk, march.pk]
-    # a turn's own date is read in the zone too: 23:30 UTC on 29 February is 1 March in Shanghai
-    assert in_periods(datetime(2024, 2, 29, 23, 30, tzinfo=UTC), [Period(None, 3, 2)], shanghai)
-    assert not in_periods(datetime(2024, 2, 29, 23, 30, tzinfo=UTC), [Period(None, 3, 2)])
+    # a turn's own date is read in the zone too: 23:30 UTC on 29 February is 1 March in Shanghai;
+    # with no zone known, dates are UTC ones and a period starts a day early
+    late_night = datetime(2024, 2, 29, 23, 30, tzinfo=UTC)
+    assert in_periods(late_night, [Period(None, 3, 1)], shanghai)
+    assert not in_periods(late_night, [Period(None, 3, 1)], UTC)
+    assert in_periods(late_night, [Period(None, 3, 1)]) and not in_periods(late_night, [Period(None, 3, 2)])
