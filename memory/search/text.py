@@ -262,13 +262,13 @@ def _function_bigram(gram: str) -> bool:
     return gram[0] in CJK_FUNCTION_CHARACTERS and gram[1] in CJK_FUNCTION_CHARACTERS
 
 
-def function_bigrams(text: str) -> list[str]:
+def function_bigrams(text: str, limit: int = MAX_QUERY_TOKENS) -> list[str]:
     """The distinct bigrams of two Chinese function words in `text`, in order of appearance:
     what query_tokens leaves out, to score the rows found by the other tokens (an expansion
-    of memory.search.engine.rank)."""
-    found = (gram for kind, run in _runs(normalize(text)) if kind == "cjk" for gram in _bigrams(run)
-             if _function_bigram(gram))
-    return list(dict.fromkeys(found))
+    of memory.search.engine.rank). The last `limit` of them."""
+    found = list(dict.fromkeys(gram for kind, run in _runs(normalize(text)) if kind == "cjk"
+                               for gram in _bigrams(run) if _function_bigram(gram)))
+    return found[max(0, len(found) - limit):]
 
 
 def cjk_unigrams(text: str, limit: int = MAX_QUERY_TOKENS) -> list[str]:

@@ -200,8 +200,10 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
 
 def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:
     """Nodes (of team `team_id`) whose indexed text has every token of `text`, Chinese and English
-    alike, function-word bigrams included: a filter keeps 没有钱 apart from 有钱."""
-    tokens = list(dict.fromkeys([*query_tokens(text), *function_bigrams(text)]))
+    alike, and every negation among its function-word bigrams: 没有钱 is not 有钱, while 我的女儿
+    still lists 用户的女儿."""
+    negations = [gram for gram in function_bigrams(text) if "不" in gram or "没" in gram]
+    tokens = list(dict.fromkeys([*query_tokens(text), *negations]))
     if not tokens:
         return nodes.none()
     return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all", (owner_token(team_id, "t"),)))

@@ -95,17 +95,19 @@ def test_text_search_with_only_stop_words_finds_nothing(viewer_client, nodes):
 
 def test_the_text_filter_keeps_function_words_apart(viewer_client, principal):
     """A ranking query leaves 没有 and 不是 out of what it looks for (memory.search.text); the
-    filter, which wants every word, keeps them: 没有钱 is not 有钱."""
-    for title in ("我没有钱", "他很有钱", "我不是素食者", "是素食者"):
+    filter, which wants every word, keeps the negations: 没有钱 is not 有钱."""
+    listed = ("我没有钱", "他很有钱", "我不是素食者", "是素食者", "用户的女儿叫小美")
+    for title in listed:
         make_node(principal, title=title)
 
     def titles(q: str) -> set[str]:
         html = viewer_client.get(reverse("dashboard:memories"), {"q": q}).content.decode()
-        return {title for title in ("我没有钱", "他很有钱", "我不是素食者", "是素食者") if f">{title}<" in html}
+        return {title for title in listed if f">{title}<" in html}
 
     assert titles("没有钱") == {"我没有钱"}
     assert titles("不是素食") == {"我不是素食者"}
     assert titles("有钱") == {"我没有钱", "他很有钱"}
+    assert titles("我的女儿") == {"用户的女儿叫小美"}  # only negations are kept: 我的 would lose it
 
 
 def test_invalid_filter_is_reported_and_shows_nothing(viewer_client, nodes):

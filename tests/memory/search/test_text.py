@@ -1,4 +1,12 @@
-from memory.search.text import document_tokens, function_bigrams, index_tokens, normalize, query_tokens
+from memory.search.text import (
+    CJK_FUNCTION_CHARACTERS,
+    MAX_QUERY_TOKENS,
+    document_tokens,
+    function_bigrams,
+    index_tokens,
+    normalize,
+    query_tokens,
+)
 
 
 def test_normalize_folds_width_case_and_traditional_forms():
@@ -40,6 +48,8 @@ def test_query_drops_bigrams_of_two_chinese_function_words_unless_nothing_else_i
     # they score the rows the other words find (memory.selectors.query / messages)
     assert function_bigrams("我们可以去爬山吗？什么都行，我们") == ["我们", "什么", "么都"]
     assert function_bigrams("爬山") == []
+    every_pair = "。".join(a + b for a in sorted(CJK_FUNCTION_CHARACTERS) for b in sorted(CJK_FUNCTION_CHARACTERS))
+    assert function_bigrams(every_pair) == every_pair.split("。")[-MAX_QUERY_TOKENS:]  # the latest, as query_tokens
     # the index keeps them
     assert "我们" in index_tokens("我们可以去爬山")
 
