@@ -134,13 +134,14 @@ def _zone_of_tzdata(name: str) -> tzinfo:
         return zoneinfo.ZoneInfo.from_file(data, key=name)
 
 
-def time_zone(name: str) -> tzinfo:
-    """The IANA time zone `name` ("Asia/Shanghai", "America/New_York"); "" is UTC. Raises
+def time_zone(name: str) -> tzinfo | None:
+    """The IANA time zone `name` ("Asia/Shanghai", "America/New_York"); None for "" (not known:
+    dates are read in UTC, from a day early; memory.search.when). Raises
     InvalidInput for anything else. Names and rules both come from the pinned tzdata package,
     so every machine reads a date alike; a name is looked up in its list, never opened as a
     path."""
     if name == "":
-        return UTC
+        return None
     if not isinstance(name, str) or name not in _time_zone_names():
         raise InvalidInput("timezone must be an IANA time zone name such as 'Asia/Shanghai'",
                            fields={"timezone": ["unknown time zone"]})

@@ -152,8 +152,7 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
-        _read_hits(principal, request, session, sizes, parts, now,
-                   time_zone(request.timezone) if request.timezone else None)
+        _read_hits(principal, request, session, sizes, parts, now, time_zone(request.timezone))
     return parts
 
 
