@@ -63,6 +63,7 @@ def main(argv=None) -> int:
     from django.test import Client
     from django_scopes import scopes_disabled
 
+    import config.wsgi  # noqa: F401 - started as a web worker is (the application, then gc.freeze)
     from accounts.models import Team
     from accounts.services import agent_key_create
     from memory.models import Session

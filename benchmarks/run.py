@@ -131,10 +131,11 @@ def main(argv=None) -> int:
 
     warnings.filterwarnings("ignore", message="No directory at", module="django.core.handlers.base")
     django.setup()
-
     from bench_steps import Bench
     from django.core.management import call_command
     from django.db import connection
+
+    import config.wsgi  # noqa: F401 - started as a web worker is (the application, then gc.freeze)
 
     log(f"database: {vendor} ({bench_url}); DEBUG={'on' if args.debug else 'off'}; code {code_version()}")
     call_command("migrate", verbosity=0)
