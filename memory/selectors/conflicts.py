@@ -42,22 +42,26 @@ def conflict_losers(
     if not groups:
         return {}
     reach_condition, reach_params = reach_sql(owner=owner, session=session, scopes=scopes or tuple(Scope.values))
-    keys, slots = sorted({group[2] for group in groups}), sorted({group[3] for group in groups})
+    pairs = sorted({(group[2], group[3]) for group in groups})
     users, workspaces = sorted({owner.user_id, ""}), sorted({owner.workspace_id, ""})
     names = ("id", "domain", "key", "slot", *ORDER_FIELDS)
-
-    def listed(values: list) -> str:
-        return ", ".join(["%s"] * len(values))
-
     using = router.db_for_read(Node)
     connection = connections[using]
-    sql = (f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} FROM {Node._meta.db_table} n "
-           f"WHERE n.team_id = %s AND n.status = %s AND n.{connection.ops.quote_name('key')} IN ({listed(keys)}) "
-           f"AND n.slot IN ({listed(slots)}) AND n.user_id IN ({listed(users)}) "
-           f"AND n.workspace_id IN ({listed(workspaces)}) AND (n.expires_at IS NULL OR n.expires_at > %s) "
-           f"AND {reach_condition}")
+    key = connection.ops.quote_name("key")
+    # One index probe per key, slot and owner ids the caller reaches (node_slot_owner_idx):
+    # `key IN (…) AND slot IN (…) AND …` made PostgreSQL 15 descend the index once per
+    # combination of the lists (11 keys × 17 slots × 2 × 2 = 748 descents, 1.5 ms, for a
+    # call's 17 keyed nodes); joined to the pairs themselves, it read the other users' nodes of
+    # each pair too.
+    probes = [(*pair, user, workspace) for pair in pairs for user in users for workspace in workspaces]
+    one = "(CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT))"
+    sql = (f"WITH g (k, s, u, w) AS (VALUES {', '.join([one] * len(probes))}) "
+           f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} "
+           f"FROM g JOIN {Node._meta.db_table} n "
+           f"ON n.team_id = %s AND n.{key} = g.k AND n.slot = g.s AND n.user_id = g.u AND n.workspace_id = g.w "
+           f"WHERE n.status = %s AND (n.expires_at IS NULL OR n.expires_at > %s) AND {reach_condition}")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [principal.team.pk, NodeStatus.ACTIVE, *keys, *slots, *users, *workspaces,
+        cursor.execute(sql, [*(value for probe in probes for value in probe), principal.team.pk, NodeStatus.ACTIVE,
                              connection.ops.adapt_datetimefield_value(now), *reach_params])
         rivals = values_of(Node, names, cursor.fetchall(), using=using)
     winners: dict[tuple, tuple] = {}
