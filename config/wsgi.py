@@ -11,12 +11,14 @@ from django.core.wsgi import get_wsgi_application
 
 
 def freeze_startup_objects() -> None:
-    """Move every object alive now — modules, settings, URL patterns, serializer and model
-    classes, which live as long as the process — into the collector's permanent generation
-    (gc.freeze), after collecting what is already garbage. A full collection, which a request
-    triggers now and then, then no longer walks them: at 100k nodes, 300 context calls paid
-    three full collections of 64–68 ms each without it, and four of at most 10.4 ms with it
-    (docs/performance.md, "Collector pauses"). Objects created later are collected as usual."""
+    """Move every object alive now into the collector's permanent generation (gc.freeze),
+    after collecting what is already garbage. They are mostly modules, settings, URL patterns,
+    serializer and model classes, which live as long as the process; one that later becomes
+    part of a garbage cycle is never collected (freed by reference counting it still is). A full
+    collection, which a request triggers now and then, no longer walks them: at 100k nodes, 300
+    context calls paid three full collections of 64–68 ms each without it, and four of at most
+    10.4 ms with it (docs/performance.md, "Collector pauses and conflict probes"). Objects
+    created later are collected as usual."""
     gc.collect()
     gc.freeze()
 

@@ -20,6 +20,8 @@ from memory.selectors.nodes import Owner, reach_sql
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_key
 from memory.selectors.rows import values_of
 
+PROBES_PER_STATEMENT = 2000  # (key, slot, user id, workspace id) combinations: 8,000 parameters
+
 
 def _group(node) -> tuple:
     return (node.domain, node.type, node.key, node.slot)
@@ -31,11 +33,11 @@ def conflict_losers(
 ) -> dict[int, int]:
     """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
 
-    One hand-written statement, over every active unexpired node the caller reaches (in
-    `scopes`, default all; memory.selectors.nodes.reach_sql) in the same slots: the index
-    node_slot_owner_idx narrows them to the keys, slots and owner ids involved (every node the
-    caller reaches has its user id or "", and its workspace id or ""); the groups are matched
-    here.
+    One hand-written statement (one per PROBES_PER_STATEMENT probes), over every active
+    unexpired node the caller reaches (in `scopes`, default all; memory.selectors.nodes.reach_sql)
+    in the same slots: the index node_slot_owner_idx is probed for each key, slot and owner id
+    involved (every node the caller reaches has its user id or "", and its workspace id or "");
+    the groups are matched here.
     """
     nodes = list(nodes)
     groups = {_group(node) for node in nodes if node.key}
@@ -55,15 +57,21 @@ def conflict_losers(
     # each pair too.
     probes = [(*pair, user, workspace) for pair in pairs for user in users for workspace in workspaces]
     one = "(CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT))"
-    sql = (f"WITH g (k, s, u, w) AS (VALUES {', '.join([one] * len(probes))}) "
-           f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} "
-           f"FROM g JOIN {Node._meta.db_table} n "
-           f"ON n.team_id = %s AND n.{key} = g.k AND n.slot = g.s AND n.user_id = g.u AND n.workspace_id = g.w "
-           f"WHERE n.status = %s AND (n.expires_at IS NULL OR n.expires_at > %s) AND {reach_condition}")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*(value for probe in probes for value in probe), principal.team.pk, NodeStatus.ACTIVE,
-                             connection.ops.adapt_datetimefield_value(now), *reach_params])
-        rivals = values_of(Node, names, cursor.fetchall(), using=using)
+    rivals: list[dict] = []
+    # Callers pass at most a few hundred nodes (QUERY_LIMIT_MAX, the context's hits and default
+    # layers); more probes than PROBES_PER_STATEMENT take several statements, so that no
+    # statement nears PostgreSQL's 65,535 parameters.
+    for start in range(0, len(probes), PROBES_PER_STATEMENT):
+        batch = probes[start : start + PROBES_PER_STATEMENT]
+        sql = (f"WITH g (k, s, u, w) AS (VALUES {', '.join([one] * len(batch))}) "
+               f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} "
+               f"FROM g JOIN {Node._meta.db_table} n "
+               f"ON n.team_id = %s AND n.{key} = g.k AND n.slot = g.s AND n.user_id = g.u AND n.workspace_id = g.w "
+               f"WHERE n.status = %s AND (n.expires_at IS NULL OR n.expires_at > %s) AND {reach_condition}")
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*(value for probe in batch for value in probe), principal.team.pk, NodeStatus.ACTIVE,
+                                 connection.ops.adapt_datetimefield_value(now), *reach_params])
+            rivals += values_of(Node, names, cursor.fetchall(), using=using)
     winners: dict[tuple, tuple] = {}
     for values in rivals:
         group = (values["domain"], values["type"], values["key"], values["slot"])

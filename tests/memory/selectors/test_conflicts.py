@@ -3,21 +3,26 @@ rivals, hence the same losers, over keys and slots in every scope, several users
 workspaces, expired and superseded nodes, and another team's nodes of the same keys."""
 
 import itertools
+import random
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
-from memory.models import Node, NodeStatus, Session
+from memory.errors import Conflict
+from memory.models import Node, NodeStatus, Scope, Session
+from memory.selectors import conflicts
 from memory.selectors.conflicts import _group, conflict_losers
 from memory.selectors.nodes import Owner, reach
 from memory.selectors.ordering import seed_order_key
 from tests.helpers import append, make_node
 
 
-def losers_by_orm(principal, nodes, owner, session, now) -> dict[int, int]:
+def losers_by_orm(principal, nodes, owner, session, now, scopes=()) -> dict[int, int]:
     groups = {_group(node) for node in nodes if node.key}
     rivals = (Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE)
-              .filter(reach(owner=owner, session=session)).exclude(expires_at__lte=now))
+              .filter(reach(owner=owner, session=session, scopes=scopes or tuple(Scope.values)))
+              .exclude(expires_at__lte=now))
     winners: dict[tuple, tuple] = {}
     for rival in rivals:
         group = _group(rival)
@@ -66,3 +71,66 @@ def test_the_statement_finds_the_losers_the_orm_finds(principal, admin_principal
         assert found == losers_by_orm(principal, nodes, owner, session, now), owner
         assert found  # every owner here has rivals: the comparison is not of two empty answers
         assert set(found.values()) <= {node.pk for node in nodes}  # winners are this team's nodes
+
+
+KEYS = {"spicy": ("one", [None]), "editor": ("one", [None]), "avoid": ("many", ["蒜", "葱", "香菜"])}
+OWNERS = [("u1", "w1", "s1"), ("u2", "w1", "s2"), ("u1", "w2", "s3")]
+
+
+def random_store(rng, principal, admin_principal, other_principal) -> None:
+    """Keyed nodes of every scope and owner, some superseded, deleted, expired or expiring
+    (a narrow node that would win but has expired must not), and another team's of the same slots."""
+    for user_id, workspace_id, session_id in OWNERS:
+        append(principal, "hi", session_id=session_id, user_id=user_id, workspace_id=workspace_id)
+    now = timezone.now()
+    for _ in range(40):
+        key = rng.choice(sorted(KEYS))
+        cardinality, values = KEYS[key]
+        user_id, workspace_id, session_id = rng.choice(OWNERS)
+        scope, writer, extra = rng.choice([
+            ("global", admin_principal, {"user_id": ""}), ("user", principal, {"user_id": user_id}),
+            ("workspace", principal, {"workspace_id": workspace_id, "user_id": ""}),
+            ("session", principal, {"session_id": session_id, "workspace_id": workspace_id, "user_id": user_id}),
+            ("user", other_principal, {"user_id": user_id})])
+        value = rng.choice(values)
+        fields = dict(scope=scope, type=rng.choice(["constraint", "preference"]), key=key, cardinality=cardinality,
+                      title=f"{key} {scope}", explicit=rng.random() < 0.5, confidence=rng.choice([0.5, 0.9]),
+                      importance=rng.choice([0.2, 0.8]), **({"value_json": value} if value is not None else {}),
+                      **extra)
+        if rng.random() < 0.2:
+            fields["expires_at"] = now + timedelta(hours=rng.choice([1, 48]))
+        try:
+            node = make_node(writer, **fields)
+        except Conflict:
+            continue  # that owner already holds the slot
+        change = rng.random()
+        if change < 0.1:
+            Node.objects.filter(pk=node.pk).update(status=NodeStatus.SUPERSEDED)
+        elif change < 0.2:
+            Node.objects.filter(pk=node.pk).update(status=NodeStatus.DELETED)
+        elif change < 0.3:
+            Node.objects.filter(pk=node.pk).update(expires_at=now - timedelta(minutes=5))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_stores_give_the_orms_losers_for_every_owner_and_scope_set(seed, principal, admin_principal,
+                                                                          other_principal, monkeypatch):
+    rng = random.Random(seed)
+    random_store(rng, principal, admin_principal, other_principal)
+    now = timezone.now()
+    nodes = list(Node.objects.filter(team=principal.team).exclude(key=""))
+    compared = 0
+    for (user_id, workspace_id, session_id), scopes in itertools.product(
+            OWNERS + [("u1", "", None), ("", "w1", None)], [(), ("user", "global"), ("workspace", "session")]):
+        owner = Owner(user_id=user_id, workspace_id=workspace_id)
+        session = Session.objects.get(team=principal.team, external_id=session_id) if session_id else None
+        expected = losers_by_orm(principal, nodes, owner, session, now, scopes)
+        found = conflict_losers(principal=principal, nodes=nodes, owner=owner, session=session, now=now,
+                                scopes=scopes)
+        assert found == expected, (owner, session_id, scopes)
+        monkeypatch.setattr(conflicts, "PROBES_PER_STATEMENT", 3)  # several statements: the same answer
+        assert conflict_losers(principal=principal, nodes=nodes, owner=owner, session=session, now=now,
+                               scopes=scopes) == expected
+        monkeypatch.undo()
+        compared += len(expected)
+    assert compared > 0  # the stores hold conflicts: not a comparison of empty answers
