@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell md5sum pyproject.toml | cut -c1-12)
 
+# The demo server's port: make run PORT=8765 when 8000 is taken.
+PORT ?= 8000
+
 .PHONY: install run test bench eval replay-locomo security backup-check ops-check partition-check fuzz probes load faults scale bench-cpu clean
 
 $(STAMP): pyproject.toml
@@ -19,7 +22,7 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py seed_demo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest -q

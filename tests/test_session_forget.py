@@ -51,7 +51,9 @@ def world(principal, other_principal, agent_client):
                        source_message_ids=[s1[2].pk, s2[1].pk])
     other_node = make_node(principal, scope="user", user_id="u1", type="fact", title="OKAPI-KEEP-3 fact",
                            source_message_ids=[s2[0].pk])
-    agent_client.post(reverse("api-context"), {**S1, "query": f"{MARKER} {MARKER_ZH}"}, format="json")
+    # No recent window: the summary covers a turn the block does not show, so it is injected (and recorded).
+    agent_client.post(reverse("api-context"), {**S1, "query": f"{MARKER} {MARKER_ZH}", "budget": {"recent_messages": 0}},
+                      format="json")
     agent_client.post(reverse("api-context"), {**S2, "query": "香菜"}, format="json")
     append(other_principal, f"globex {MARKER} {MARKER_ZH}", **S1)
     globex_node = make_node(other_principal, scope="user", user_id="u1", title=f"globex {MARKER} {MARKER_ZH}")

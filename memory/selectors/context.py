@@ -9,7 +9,8 @@ Sections of the rendered block, in display order, with the layer each belongs to
   L2 [User profile]               the summary of the user's profile document (seed 004)
   L2 [Recent corrections]         the user's latest corrections not shown above (at most 8),
                                   marked as replacing an earlier memory (never the old value)
-  L3 [Conversation summary]       the session's latest summary
+  L3 [Conversation summary]       the session's latest summary, unless the block shows every
+                                  message it covers word for word (counts.summary_redundant)
   L3 [Recent messages]            the last `recent_messages` turns, oldest first
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
   L4 [Working memory]             the session's working state: goal, resolved references,
@@ -100,6 +101,7 @@ class _Gathered:
     warnings: list[str] = field(default_factory=list)
     degraded: bool = False
     counts: dict[str, int] = field(default_factory=dict)
+    summary_covers: int = 0  # Parts.summary_covers
 
     def fail(self, part: str, error: Exception) -> None:
         logger.exception("context: %s failed", part)
@@ -111,7 +113,8 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
               budget: Budget) -> _Gathered:
     """Cut `parts` to `budget` (L5 hits to top_n, conflicts and minimum confidence resolved)
     and list the candidates in fill priority order."""
-    gathered = _Gathered(omitted=list(parts.omitted), warnings=list(parts.warnings), degraded=parts.degraded)
+    gathered = _Gathered(omitted=list(parts.omitted), warnings=list(parts.warnings), degraded=parts.degraded,
+                         summary_covers=parts.summary_covers)
     hits: list[Item] = []
     if request.query.strip() and budget.top_n > 0:
         top_n = min(budget.top_n, parts.top_n)
@@ -244,6 +247,25 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     return chosen, dropped
 
 
+def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[str, int],
+                      covers: int) -> tuple[list[Item], list[Item], bool]:
+    """_fit, leaving out the conversation summary when the block shows without it, word for
+    word, every message the summary covers (`covers` of them: all of its session's messages up
+    to its last one). A short conversation's summary otherwise repeats the recent window and
+    the earlier messages beside it and takes their room. Returns (chosen, dropped, whether the
+    summary was left out for that)."""
+    summary = next((item for item in candidates if item.section == "summary"), None)
+    if summary is not None and covers > 0:
+        chosen, dropped = _fit([item for item in candidates if item is not summary], max_chars, layer_caps)
+        last, session_id = summary.obj.to_message_id, summary.obj.session_id
+        shown = {item.obj.pk for item in chosen
+                 if item.kind == "message" and item.obj.session_id == session_id and item.obj.pk <= last}
+        if len(shown) == covers:
+            return chosen, dropped, True
+    chosen, dropped = _fit(candidates, max_chars, layer_caps)
+    return chosen, dropped, False
+
+
 def context_build(*, principal: Principal, request: ContextRequest, budget: Budget | None = None,
                   record: bool = True, reads: dict | None = None) -> MemoryContext:
     """Build, render and record the memory context for one model call (R-CTX).
@@ -271,7 +293,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         on = budget.layer_enabled(item.layer) and (item.section != "summary" or budget.summary_enabled)
         (candidates if on else switched_off).append(item)
     caps = {layer: budget.layer_chars(layer) for layer in LAYERS if budget.layer_chars(layer) is not None}
-    chosen, dropped = _fit(candidates, budget.max_chars, caps)
+    chosen, dropped, summary_redundant = _fit_with_summary(candidates, budget.max_chars, caps, gathered.summary_covers)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
         prefetch_source_links([item.obj for item in chosen if item.kind == "node"])
@@ -312,6 +334,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
             "dropped_by_section": {section: sum(1 for item in dropped if item.section == section)
                                    for section in SECTIONS if any(item.section == section for item in dropped)},
             "omitted_nodes": len(omitted),
+            "summary_redundant": int(summary_redundant),
         },
     )
     context.latency_ms = round((time.perf_counter() - started) * 1000, 3)

@@ -41,7 +41,7 @@ from memory.selectors.messages import messages_recent, messages_search
 from memory.selectors.nodes import Owner
 from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
-from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, nodes_of_rows, read
+from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, instances, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
 from memory.validation import time_zone
 
@@ -94,6 +94,7 @@ class Parts:
     standing: list[Item] = field(default_factory=list)  # sections session, workspace, user_preferences
     long_term: list[Item] = field(default_factory=list)  # profile and corrections
     summary: Summary | None = None
+    summary_covers: int = 0  # the session's messages up to the summary's last one, counted as _latest_summary says
     recent: list[Message] = field(default_factory=list)
     node_hits: list[Item] = field(default_factory=list)
     message_hits: list[list[Item]] = field(default_factory=list)  # each: the hit, then its follow-up if any
@@ -143,12 +144,7 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     try:
         if session is not None:
             parts.recent = messages_recent(session=session, limit=sizes.recent_messages)
-            summaries = read(Summary, f"SELECT {columns(Summary, 's')} FROM {Summary._meta.db_table} s "
-                                      "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1",
-                             [principal.team.pk, session.pk])
-            for summary in summaries:
-                summary.session = session  # serialisers read it
-            parts.summary = summaries[0] if summaries else None
+            parts.summary, parts.summary_covers = _latest_summary(principal, session, sizes)
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
@@ -200,6 +196,28 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
         ]
     except Exception as error:  # noqa: BLE001 - as above
         parts.fail("message search", error)
+
+
+def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) -> tuple[Summary | None, int]:
+    """The session's latest summary and how many of the session's messages it covers — all of
+    them up to its last one, as each link of the chain is built on the one before — counted up
+    to one more than the block can show (the recent window, and each L5 hit with the turn that
+    followed it), in the same statement."""
+    shown_at_most = sizes.recent_messages + 2 * sizes.top_n
+    table, messages = Summary._meta.db_table, Message._meta.db_table
+    sql = (f"SELECT {columns(Summary, 's')}, (SELECT COUNT(*) FROM (SELECT 1 FROM {messages} m WHERE "
+           f"m.team_id = s.team_id AND m.session_id = s.session_id AND m.id <= s.to_message_id "
+           f"LIMIT {int(shown_at_most) + 1}) AS covered) FROM {table} s "
+           "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1")
+    using = router.db_for_read(Summary)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [principal.team.pk, session.pk])
+        rows = cursor.fetchall()
+    if not rows:
+        return None, 0
+    summary = instances(Summary, rows, using=using)[0]
+    summary.session = session  # serialisers read it
+    return summary, int(rows[0][-1])
 
 
 def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:

@@ -198,7 +198,7 @@ def test_the_recent_window_never_skips_the_newest_turn(principal):
 def test_a_summary_of_400_characters_is_kept_at_the_default_budget(principal):
     for i in range(12):
         append(principal, f"we talked about the garden and the roses, part {i}", session_id="old", user_id="u1")
-    append(principal, "m1", session_id="s1", user_id="u1")
+    append(principal, *(f"m{i}" for i in range(12)), session_id="s1", user_id="u1")  # more than the recent window
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="S" * 400))
     append(principal, "and the roses?", session_id="s1", user_id="u1")
     context = build(principal, "garden roses", owner=Owner(user_id="u1", session_id="s1"))
@@ -403,3 +403,42 @@ def test_a_followup_is_left_out_with_its_question_and_not_shown_alone(principal)
     context = build(principal, "gym", owner=Owner(workspace_id="home", user_id="xiaoming", session_id="new"),
                     budget={"max_chars": 120})
     assert "Elm street" not in context.block
+
+
+def test_a_summary_whose_messages_are_all_shown_word_for_word_is_left_out(principal):
+    """The demo's case: a short conversation's summary repeats the recent window and the
+    earlier messages beside it; it is left out and its room goes to the rest."""
+    first, second = append(principal, "以后做饭别给我推荐香菜", "我喜欢少油少辣", session_id="s1", user_id="u1")
+    rest = append(principal, *(f"turn {i}" for i in range(6)), session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="用户不吃香菜，喜欢少油少辣；turn 0 … turn 5"))
+    context = build(principal, "香菜 少油", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 6})
+    assert sorted(m.pk for m in context.section("recent_messages")) == [m.pk for m in rest]
+    assert {m.pk for m in context.section("earlier_messages")} == {first.pk, second.pk}
+    assert context.section("summary") == [] and "用户不吃香菜，喜欢少油少辣" not in context.block
+    assert context.counts["summary_redundant"] == 1
+
+
+def test_a_summary_covering_a_message_the_block_does_not_show_stays(principal):
+    append(principal, "以后做饭别给我推荐香菜", "我喜欢少油少辣", session_id="s1", user_id="u1")
+    append(principal, *(f"turn {i}" for i in range(6)), session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="用户不吃香菜，喜欢少油少辣"))
+    # No question: the two first turns are not shown, so the summary is all that says them.
+    context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 6})
+    assert [item.obj.summary for item in context.items if item.section == "summary"] == ["用户不吃香菜，喜欢少油少辣"]
+    assert context.counts["summary_redundant"] == 0
+    # Nor when a turn it covers did not fit the budget: the summary is what fits of it.
+    tight = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 8,
+                                                                                   "max_chars": 90})
+    assert tight.counts["summary_redundant"] == 0
+
+
+def test_turns_said_after_the_summary_do_not_count_as_covered(principal):
+    append(principal, "hello", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="the user said hello"))
+    append(principal, "what did I say?", "anything else?", session_id="s1", user_id="u1")
+    context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"))
+    assert context.counts["summary_redundant"] == 1  # "hello" is in the window
+    assert "the user said hello" not in context.block
+    assert sorted(m.content for m in context.section("recent_messages")) == ["anything else?", "hello", "what did I say?"]

@@ -103,8 +103,9 @@ def test_the_context_reads_of_one_team_never_show_another_teams_rows(agent_clien
     """Same ids in two teams: the context call's hand-written reads return only the caller's
     session, messages, summary, pinned instructions and corrections."""
     for who, word in ((other_principal, "theirs"), (principal, "mine")):
-        said = append(who, f"{word} message?", f"{word} reply", session_id="s1", workspace_id="w1")
-        Summary.objects.create(team=who.team, session=said[0].session, from_message=said[0], to_message=said[1],
+        said = append(who, f"{word} message?", f"{word} reply", *(f"{word} turn {i}" for i in range(10)),
+                      session_id="s1", workspace_id="w1")  # more than the recent window: the summary is shown
+        Summary.objects.create(team=who.team, session=said[0].session, from_message=said[0], to_message=said[-1],
                                summary=f"{word} summary")
         PinnedInstructions.objects.create(team=who.team, workspace_id="w1", text=f"{word} instructions")
         old = make_node(who, type="fact", title=f"{word} old fact")
