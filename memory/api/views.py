@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from django.db import connection
 from django.http import JsonResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.pagination import CursorPagination
@@ -32,7 +32,8 @@ class MessagesView(TeamAPIView):
 
     @extend_schema(
         operation_id="messages_append",
-        request=s.MessageInSerializer,
+        request=PolymorphicProxySerializer(component_name="MessageAppendIn", resource_type_field_name=None,
+                                           serializers=[s.MessageInSerializer, s.MessageBatchInSerializer]),
         responses={201: s.MessageAppendOutSerializer},
         description="Append one message, or a batch `{messages: [...]}` (all or nothing). Returns ids in order.",
     )
