@@ -249,8 +249,8 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
 
 def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[str, int],
                       covers: int) -> tuple[list[Item], list[Item], bool]:
-    """_fit, leaving out the conversation summary when the block shows without it, word for
-    word, every message the summary covers (`covers` of them: all of its session's messages up
+    """_fit, leaving out the conversation summary when the block shows without it, whole and
+    word for word (no excerpt), every message the summary covers (`covers` of them: all of its session's messages up
     to its last one). A short conversation's summary otherwise repeats the recent window and
     the earlier messages beside it and takes their room. Returns (chosen, dropped, whether the
     summary was left out for that)."""
@@ -258,8 +258,9 @@ def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[s
     if summary is not None and covers > 0:
         chosen, dropped = _fit([item for item in candidates if item is not summary], max_chars, layer_caps)
         last, session_id = summary.obj.to_message_id, summary.obj.session_id
-        shown = {item.obj.pk for item in chosen
-                 if item.kind == "message" and item.obj.session_id == session_id and item.obj.pk <= last}
+        shown = {item.obj.pk for item in chosen  # whole: not an excerpt cut with "…"
+                 if item.kind == "message" and item.obj.session_id == session_id and item.obj.pk <= last
+                 and item.text.endswith(one_line(item.obj.content))}
         if len(shown) == covers:
             return chosen, dropped, True
     chosen, dropped = _fit(candidates, max_chars, layer_caps)

@@ -205,8 +205,11 @@ def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) ->
     followed it), in the same statement."""
     shown_at_most = sizes.recent_messages + 2 * sizes.top_n
     table, messages = Summary._meta.db_table, Message._meta.db_table
+    # The messages are those of the team's own session (the summary's, read under the team): by
+    # session and id alone the count is an index-only scan of message_session_seq_idx (0.05 ms;
+    # with the team's column too, PostgreSQL read every counted row from the table).
     sql = (f"SELECT {columns(Summary, 's')}, (SELECT COUNT(*) FROM (SELECT 1 FROM {messages} m WHERE "
-           f"m.team_id = s.team_id AND m.session_id = s.session_id AND m.id <= s.to_message_id "
+           f"m.session_id = s.session_id AND m.id <= s.to_message_id "
            f"LIMIT {int(shown_at_most) + 1}) AS covered) FROM {table} s "
            "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1")
     using = router.db_for_read(Summary)

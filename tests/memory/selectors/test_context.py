@@ -442,3 +442,28 @@ def test_turns_said_after_the_summary_do_not_count_as_covered(principal):
     assert context.counts["summary_redundant"] == 1  # "hello" is in the window
     assert "the user said hello" not in context.block
     assert sorted(m.content for m in context.section("recent_messages")) == ["anything else?", "hello", "what did I say?"]
+
+
+LONG_TURN = "I am planning the trip. " * 8 + "My passport number is X1234567 and I am allergic to peanuts."
+
+
+def test_a_summary_stays_when_a_covered_turn_is_shown_only_as_an_excerpt(principal):
+    """A newcomer's finding: a recent turn longer than a line is cut with "…"; the summary may be
+    all that still says its end."""
+    append(principal, LONG_TURN, "ok", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="The user plans a trip; allergic to peanuts."))
+    context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"))
+    assert any(item.text.endswith("…") for item in context.items if item.section == "recent_messages")
+    assert "allergic to peanuts." in context.block and context.counts["summary_redundant"] == 0
+
+
+def test_a_summary_stays_when_an_earlier_hit_or_its_follow_up_is_cut(principal):
+    append(principal, "Where should we go in June?", LONG_TURN, *(f"turn {i}" for i in range(6)),
+           session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="June trip; passport X1234567; peanuts."))
+    context = build(principal, "June trip passport", owner=Owner(user_id="u1", session_id="s1"),
+                    budget={"recent_messages": 6})
+    assert context.section("earlier_messages")  # the question and its reply, the reply cut
+    assert context.counts["summary_redundant"] == 0 and "passport X1234567; peanuts." in context.block
