@@ -21,7 +21,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo --port $(PORT)
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: $(STAMP)

@@ -23,10 +23,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--team", default="demo")
         parser.add_argument("--username", default="admin")
+        parser.add_argument("--port", type=int, default=8000, help="the port the demo server will listen on (printed)")
         parser.add_argument("--with-locomo", action="store_true",
                             help="also replay LoCoMo conversation conv-26 (about 400 turns) if the data is present")
 
-    def handle(self, *args, team, username, with_locomo, **options):
+    def handle(self, *args, team, username, with_locomo, port, **options):
         with scopes_disabled():
             found = Team.objects.filter(slug=team).first() or team_create(slug=team, name="Demo team")
             password = secrets.token_urlsafe(9)
@@ -46,7 +47,7 @@ class Command(BaseCommand):
         # Capture what the replay left uncaptured (without a broker there is no beat to do it).
         call_command("capture_run", stdout=self.stdout)
         credentials = (
-            f"Dashboard: http://127.0.0.1:8000/  login: {username}  password: {password}\n"
+            f"Dashboard: http://127.0.0.1:{port}/  login: {username}  password: {password}\n"
             f"Agent key (team {team}): {raw_key}\n"
         )
         (Path(settings.BASE_DIR) / ".demo-credentials").write_text(credentials)
