@@ -250,10 +250,10 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
 def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[str, int],
                       covers: int) -> tuple[list[Item], list[Item], bool]:
     """_fit, leaving out the conversation summary when the block shows without it, whole and
-    word for word (no excerpt), every message the summary covers (`covers` of them: all of its session's messages up
-    to its last one). A short conversation's summary otherwise repeats the recent window and
-    the earlier messages beside it and takes their room. Returns (chosen, dropped, whether the
-    summary was left out for that)."""
+    word for word (no excerpt), every message the summary covers (`covers` of them: all of its
+    session's messages up to its last one). A short conversation's summary otherwise repeats
+    the recent window and the earlier messages beside it and takes their room. Returns
+    (chosen, dropped, whether the summary was left out for that)."""
     summary = next((item for item in candidates if item.section == "summary"), None)
     if summary is not None and covers > 0:
         chosen, dropped = _fit([item for item in candidates if item is not summary], max_chars, layer_caps)
