@@ -31,7 +31,7 @@ import calendar
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC, date, datetime, time, tzinfo
 
 from memory.search.text import normalize
 
@@ -128,12 +128,13 @@ class Period:
         TALKED_ABOUT_DAYS after it."""
         day = moment.toordinal()
         for year in (moment.year, moment.year - 1) if self.year is None else (self.year,):
-            start, end = self._bounds(year)
+            start, end = self.bounds(year)
             if start is not None and _reaches(day, start, end, lead, TALKED_ABOUT_DAYS):
                 return True
         return False
 
-    def _bounds(self, year: int) -> tuple[date | None, date]:
+    def bounds(self, year: int) -> tuple[date | None, date]:
+        """Its first and last day in `year` ((None, date.min) when there is no such day)."""
         try:
             if self.month is None:
                 return date(year, 1, 1), date(year, 12, 31)
@@ -299,3 +300,33 @@ def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRan
         return False
     day, lead = local_date(moment, zone or UTC), LEAD_DAYS if zone is None else 0
     return any(period.contains(day, lead) for period in periods)
+
+
+def _midnight(day: int, zone: tzinfo) -> datetime:
+    """The first moment of day number `day` (date.toordinal, clamped to the calendar) in `zone`, in UTC."""
+    day = min(max(day, 1), date.max.toordinal())
+    try:
+        return datetime.combine(date.fromordinal(day), time(), tzinfo=zone).astimezone(UTC)
+    except OverflowError:  # within hours of the first or last moment there is
+        return (datetime.min if day < 2 else datetime.max).replace(tzinfo=UTC)
+
+
+def period_spans(periods: Sequence[Period | DayRange], now: datetime | date,
+                 zone: tzinfo | None = None) -> list[tuple[datetime, datetime]]:
+    """Per period, the moments `in_periods` can accept, as [start, end) in UTC: from LEAD_DAYS
+    before it when the zone is not known, to its end (relative) or TALKED_ABOUT_DAYS after it
+    (named). A calendar period named without a year spans its days in `now`'s year and the
+    year before (in_periods accepts any year; a search by time reads the latest two). So a
+    store can be asked for the turns said in the periods by time alone, and `in_periods`
+    then decides (R-QUERY)."""
+    lead, today = LEAD_DAYS if zone is None else 0, local_date(now, zone or UTC)
+    days: list[tuple[int, int]] = []
+    for period in periods:
+        if isinstance(period, DayRange):
+            days.append((period.start.toordinal() - lead, period.end.toordinal() + 1))
+            continue
+        for year in (period.year,) if period.year is not None else (today.year, today.year - 1):
+            start, end = period.bounds(year)
+            if start is not None:
+                days.append((start.toordinal() - lead, end.toordinal() + TALKED_ABOUT_DAYS + 1))
+    return [(_midnight(start, zone or UTC), _midnight(end, zone or UTC)) for start, end in days]

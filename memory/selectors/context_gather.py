@@ -190,7 +190,7 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
             zone=zone,
         )
         parts.message_hits = [
-            [message_item("earlier_messages", hit.message, "relevant", hit.matched, zone or UTC)]
+            [message_item("earlier_messages", hit.message, hit.why, hit.matched, zone or UTC)]
             + ([followup_item(hit.followup, hit.message.pk)] if hit.followup is not None else [])
             for hit in found
         ]

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
+from django.db import connections, router
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -22,10 +23,18 @@ from memory.search.text import (
     query_tokens,
     temporal_expansions,
 )
-from memory.search.when import in_periods, mentioned_periods
+from memory.search.when import DayRange, Period, in_periods, mentioned_periods, period_spans
 from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
-from memory.selectors.rows import MESSAGE_DEFERRED, columns, messages_by_id, messages_with_sessions, read
+from memory.selectors.rows import (
+    MESSAGE_DEFERRED,
+    columns,
+    converted,
+    converters,
+    messages_by_id,
+    messages_with_sessions,
+    read,
+)
 
 MESSAGE_FIELD_WEIGHTS = (1.0, 1.0)  # content | speaker name (memory.services.messages.message_search_tokens)
 TEMPORAL_EXPANSION_SHARE = 0.3  # of a dating word's weight, for a question that asks when (docs/retrieval.md)
@@ -33,6 +42,7 @@ SESSION_EVIDENCE_SHARE = 0.5
 SESSION_EVIDENCE_TOP = 2
 SESSION_EVIDENCE_POOL = 50
 DATE_MATCH_SHARE = 0.5  # a turn said in a period the query names gains this share of its score (docs/retrieval.md)
+PERIOD_POOL = 3  # × limit: turns said in the named periods read to fill what the words did not find
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class MessageHit:
     score: float
     matched: tuple[str, ...]
     followup: Message | None = None  # the next turn of the same session (the reply, usually)
+    why: str = "relevant"  # or "said_then": said in a period the query names, found by its time alone
 
 
 def messages_recent(*, session: Session, limit: int) -> list[Message]:
@@ -88,10 +99,16 @@ def messages_search(
 
     A turn said in a period the query names scores DATE_MATCH_SHARE more (R-QUERY); relative
     ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment);
-    dates are read in the time zone `zone` (None: not known, UTC with a day's lead).
+    dates are read in the time zone `zone` (None: not known, UTC with a day's lead). When the
+    words find fewer than `limit` turns, the turns said in those periods fill the rest (why
+    "said_then", after every hit the words found): "what did we talk about yesterday?" or
+    "2023年5月8日聊了什么" names nothing but a time.
     """
+    if limit <= 0 or (session is None and not owner.user_id):
+        return []
     tokens = query_tokens(query_text)
-    if not tokens or limit <= 0 or (session is None and not owner.user_id):
+    periods = mentioned_periods(query_text, now=now or timezone.now(), zone=zone)
+    if not tokens and not periods:
         return []
     team_id = principal.team.pk
     if owner.user_id:
@@ -116,9 +133,17 @@ def messages_search(
     # Dates the query names, then session evidence, re-rank the keyword hits by their scores;
     # the dense ranking then joins by rank.
     ranked = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
-    ranked = _with_session_evidence(_in_named_periods(ranked, query_text, now=now or timezone.now(), zone=zone))
+    ranked = _with_session_evidence(_in_named_periods(ranked, periods, zone))
     ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
+    said_then: set[int] = set()
+    if periods and len(reachable) < limit:
+        found = {item.pk for item in reachable}
+        extra = [item for item in _said_in_periods(team_id, owner, session, periods, now or timezone.now(), zone,
+                                                   limit * PERIOD_POOL)
+                 if item.pk not in found and item.pk not in exclude_ids]
+        said_then = {item.pk for item in extra}
+        reachable += extra
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
     # Read the candidates a window at a time until `limit` distinct texts are found, so the
@@ -135,7 +160,8 @@ def messages_search(
             if text in seen:
                 continue
             seen.add(text)
-            hits.append(MessageHit(message, item.score, item.matched))
+            hits.append(MessageHit(message, item.score, item.matched,
+                                   why="said_then" if item.pk in said_then else "relevant"))
             if len(hits) == limit:
                 return _with_followups(hits, exclude_ids)
     return _with_followups(hits, exclude_ids)
@@ -155,19 +181,45 @@ _REACH_COLUMNS = (  # the values of _REACH_FIELDS, as the ORM's values() reads t
 )
 
 
-def _in_named_periods(ranked: list[Scored], query_text: str, *, now: datetime | None = None,
-                      zone: tzinfo | None = None) -> list[Scored]:
-    """When the query names a day, a month or a year, or (given `now`) a period relative to it
-    (yesterday, last week; memory.search.when), a turn said then (occurred_at, else created_at,
-    as a date in `zone`; from the day before to a week after) scores DATE_MATCH_SHARE more; best
-    first, ties newest first. Otherwise `ranked` as it is."""
-    periods = mentioned_periods(query_text, now=now, zone=zone)
+def _in_named_periods(ranked: list[Scored], periods: list[Period | DayRange], zone: tzinfo | None) -> list[Scored]:
+    """When the query names `periods` — a day, a month or a year, or a period relative to the
+    call's time (yesterday, last week; memory.search.when.mentioned_periods) — a turn said then
+    (occurred_at, else created_at, as a date in `zone`; from the day before to a week after)
+    scores DATE_MATCH_SHARE more; best first, ties newest first. Otherwise `ranked` as it is."""
     if not periods or not ranked:
         return ranked
     for item in ranked:
         if in_periods(item.values["occurred_at"] or item.values["created_at"], periods, zone):
             item.score = round(item.score * (1.0 + DATE_MATCH_SHARE), 6)
     return sorted(ranked, key=lambda item: (-item.score, -item.pk))
+
+
+def _said_in_periods(team_id: int, owner: Owner, session: Session | None, periods: list[Period | DayRange],
+                     now: datetime, zone: tzinfo | None, limit: int) -> list[Scored]:
+    """Turns in the reach of messages_search said in `periods` (by occurred_at, else
+    created_at; memory.search.when.in_periods decides), at most `limit`, the longest first
+    (they say the most; ties oldest first), scored 0. One statement, by time alone."""
+    spans = period_spans(periods, now, zone)
+    if not spans:
+        return []
+    connection = connections[router.db_for_read(Message)]
+    moment = 'COALESCE(m."occurred_at", m."created_at")'
+    when = " OR ".join([f"({moment} >= %s AND {moment} < %s)"] * len(spans))
+    reach, params = ("s.workspace_id = %s AND s.user_id = %s", [owner.workspace_id, owner.user_id]) if owner.user_id \
+        else ("m.session_id = %s", [session.pk])
+    sql = (f"SELECT m.id, m.session_id, m.occurred_at, m.created_at FROM {_MESSAGES} m JOIN {_SESSIONS} s "
+           f"ON s.id = m.session_id WHERE m.team_id = %s AND s.team_id = %s AND s.deleted_at IS NULL AND {reach} "
+           f"AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit)}")
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [team_id, team_id, *params,
+                             *(adapt(bound) for span in spans for bound in span)])
+        rows = cursor.fetchall()
+    chains = converters(connection, (Message._meta.get_field("occurred_at"), Message._meta.get_field("created_at")))
+    rows = converted(rows, 4, [(index + 2, chain, column) for index, chain, column in chains], connection) \
+        if chains else rows
+    return [Scored(pk=pk, score=0.0, matched=(), values={"session": session_id})
+            for pk, session_id, occurred_at, created_at in rows if in_periods(occurred_at or created_at, periods, zone)]
 
 
 def _with_dense(principal: Principal, ranked: list[Scored], owner: Owner, session: Session | None,

@@ -48,6 +48,8 @@ def explain_item(ref: dict[str, Any]) -> str:
         "relevant": "relevant to the query",
         "summary": "the latest summary of this conversation",
         "recent_message": "one of the latest messages of this conversation",
+        "followup": "the turn after an earlier message that matched",
+        "said_then": "said at the time the query names",
     }.get(why, why or "")
 
 

@@ -107,9 +107,10 @@ def test_a_turn_in_the_named_period_scores_exactly_the_share_more_and_no_other_c
                 Scored(pk=2, score=2.5, matched=("camp",), values={"occurred_at": datetime(2023, 9, 1, tzinfo=UTC),
                                                                    "created_at": datetime(2023, 6, 3, tzinfo=UTC)})]
 
-    ranked = _in_named_periods(hits(), "camping in June?")  # pk 1 by its created_at; pk 2 by its occurred_at
+    june = mentioned_periods("camping in June?")
+    ranked = _in_named_periods(hits(), june, None)  # pk 1 by its created_at; pk 2 by its occurred_at
     assert [(item.pk, item.score) for item in ranked] == [(1, 2.0 * (1 + DATE_MATCH_SHARE)), (2, 2.5)]
-    assert [(item.pk, item.score) for item in _in_named_periods(hits(), "camping?")] == [(1, 2.0), (2, 2.5)]
+    assert [(item.pk, item.score) for item in _in_named_periods(hits(), [], None)] == [(1, 2.0), (2, 2.5)]
 
 
 def test_a_strong_match_outside_the_period_still_beats_a_weak_one_inside(principal):

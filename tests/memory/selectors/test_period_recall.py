@@ -1,0 +1,128 @@
+"""A question that names a time and little else finds what was said then (R-QUERY, R-CTX;
+memory.selectors.messages._said_in_periods, memory.search.when.period_spans)."""
+
+from datetime import UTC, date, datetime, timedelta
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+from memory.search.when import DayRange, Period, period_spans
+from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.messages import messages_search
+from memory.selectors.nodes import Owner
+from memory.selectors.retrievals import explain_item
+from memory.services.forget import session_forget
+from memory.services.sessions import SessionRef
+from tests.helpers import append
+
+OWNER = Owner(workspace_id="home", user_id="mel")
+
+
+def said(principal, text, when, session_id, user_id="mel"):
+    return append(principal, text, session_id=session_id, user_id=user_id, workspace_id="home", occurred_at=when)[0]
+
+
+def search(principal, query, *, limit=10, now=None, zone=None, owner=OWNER, session=None):
+    return messages_search(principal=principal, session=session, owner=owner, query_text=query, limit=limit,
+                           now=now, zone=zone)
+
+
+def test_a_question_naming_only_a_day_gets_the_turns_said_that_day_longest_first(principal):
+    short = said(principal, "Hi Mel!", datetime(2023, 5, 8, 9, tzinfo=UTC), "s-may")
+    long = said(principal, "I finally signed up for the pottery class downtown.", datetime(2023, 5, 8, 9, 5, tzinfo=UTC),
+                "s-may")
+    said(principal, "The garden is full of tomatoes now.", datetime(2023, 7, 1, tzinfo=UTC), "s-july")
+    hits = search(principal, "What did we talk about on May 8, 2023?")
+    assert [(hit.message.pk, hit.why, hit.matched) for hit in hits] == [(long.pk, "said_then", ()),
+                                                                        (short.pk, "said_then", ())]
+
+
+def test_the_words_come_first_and_the_turns_said_then_fill_the_rest(principal):
+    camping = said(principal, "We went camping at the lake.", datetime(2023, 9, 2, tzinfo=UTC), "s-sept")
+    that_day = said(principal, "My sister visited us with her twins.", datetime(2023, 5, 8, tzinfo=UTC), "s-may")
+    hits = search(principal, "Did we talk about camping on May 8, 2023?")
+    assert [(hit.message.pk, hit.why) for hit in hits] == [(camping.pk, "relevant"), (that_day.pk, "said_then")]
+    assert [hit.message.pk for hit in search(principal, "Did we talk about camping on May 8, 2023?", limit=1)] \
+        == [camping.pk]
+
+
+def test_a_chinese_question_naming_a_date_or_yesterday_finds_the_turns_of_that_day(principal):
+    that_day = said(principal, "下午带孩子去游乐场玩了两个小时", datetime(2024, 3, 3, 7, tzinfo=UTC), "s-1")
+    said(principal, "晚饭做了红烧肉", datetime(2024, 2, 20, 11, tzinfo=UTC), "s-2")
+    assert [hit.message.pk for hit in search(principal, "2024年3月3日聊了什么？")] == [that_day.pk]
+    now = datetime(2024, 3, 4, 12, tzinfo=UTC)
+    assert [hit.message.pk for hit in search(principal, "昨天说过什么？", now=now, zone=ZoneInfo("Asia/Shanghai"))] \
+        == [that_day.pk]
+    # a day named without a year: the latest such day (this year's or last year's)
+    assert [hit.message.pk for hit in search(principal, "3月3日聊了什么？", now=datetime(2025, 1, 10, tzinfo=UTC))] \
+        == [that_day.pk]
+    assert search(principal, "3月3日聊了什么？", now=datetime(2026, 1, 10, tzinfo=UTC)) == []
+
+
+def test_turns_said_then_keep_to_the_callers_reach(principal, other_principal):
+    day = datetime(2023, 5, 8, 10, tzinfo=UTC)
+    mine = said(principal, "I bought a new bike.", day, "s-mine")
+    said(principal, "Another user's turn that day.", day, "s-other", user_id="jon")
+    said(principal, "A turn of a deleted conversation.", day, "s-gone")
+    session_forget(principal=principal, ref=SessionRef("s-gone", "home", "mel"), mode="soft")
+    append(other_principal, "Another team's turn that day.", session_id="s-mine", user_id="mel", workspace_id="home",
+           occurred_at=day)
+    append(principal, "Another workspace's turn that day.", session_id="s-w2", user_id="mel", workspace_id="w2",
+           occurred_at=day)
+    hits = search(principal, "What happened on May 8, 2023?")
+    assert [hit.message.pk for hit in hits] == [mine.pk]
+    # a caller without an end user reaches its own session only
+    hits = search(principal, "What happened on May 8, 2023?", owner=Owner(), session=mine.session)
+    assert [hit.message.pk for hit in hits] == [mine.pk]
+
+
+def test_the_recent_window_is_not_repeated_and_a_question_without_a_time_or_words_finds_nothing(principal):
+    day = datetime(2023, 5, 8, 10, tzinfo=UTC)
+    first = said(principal, "We planned the trip to Kyoto.", day, "s-1")
+    second = said(principal, "We booked the hotel near the station.", day + timedelta(minutes=1), "s-1")
+    hits = messages_search(principal=principal, session=None, owner=OWNER, query_text="What happened on May 8, 2023?",
+                           limit=10, exclude_ids={second.pk})
+    assert [hit.message.pk for hit in hits] == [first.pk]
+    assert search(principal, "what?") == []
+
+
+def test_the_context_block_shows_and_explains_the_turns_said_then(principal):
+    turn = said(principal, "I adopted a cat called Miso.", datetime(2023, 5, 8, 10, tzinfo=UTC), "s-old")
+    context = context_build(principal=principal, request=ContextRequest(
+        owner=Owner(workspace_id="home", user_id="mel", session_id="s-new"), query="What happened on 8 May 2023?"))
+    assert "- [2023-05-08] user: I adopted a cat called Miso." in context.block
+    refs = [item.ref for item in context.items if item.section == "earlier_messages"]
+    assert [(ref["id"], ref["why"]) for ref in refs] == [(turn.pk, "said_then")]
+    assert explain_item(refs[0]) == "said at the time the query names"
+
+
+def test_period_spans_are_the_moments_in_periods_accepts():
+    day = Period(2023, 5, 8)
+    assert period_spans([day], datetime(2024, 1, 1, tzinfo=UTC)) == [
+        (datetime(2023, 5, 7, tzinfo=UTC), datetime(2023, 5, 16, tzinfo=UTC))]  # a day's lead, a week after
+    shanghai = ZoneInfo("Asia/Shanghai")
+    assert period_spans([day], datetime(2024, 1, 1, tzinfo=UTC), shanghai) == [
+        (datetime(2023, 5, 7, 16, tzinfo=UTC), datetime(2023, 5, 15, 16, tzinfo=UTC))]
+    yesterday = DayRange(date(2024, 3, 3), date(2024, 3, 3))
+    assert period_spans([yesterday], datetime(2024, 3, 4, tzinfo=UTC), shanghai) == [
+        (datetime(2024, 3, 2, 16, tzinfo=UTC), datetime(2024, 3, 3, 16, tzinfo=UTC))]
+    assert period_spans([Period(None, 3, 3)], datetime(2025, 1, 10, tzinfo=UTC), shanghai) == [
+        (datetime(2025, 3, 2, 16, tzinfo=UTC), datetime(2025, 3, 10, 16, tzinfo=UTC)),
+        (datetime(2024, 3, 2, 16, tzinfo=UTC), datetime(2024, 3, 10, 16, tzinfo=UTC))]
+    assert period_spans([Period(None, 2, 29)], datetime(2026, 1, 1, tzinfo=UTC)) == []  # no 29 February in 2025/2026
+
+
+def test_period_spans_at_the_ends_of_the_calendar_do_not_overflow():
+    edges = [Period(1, 1, 1), DayRange(date(1, 1, 1), date(1, 1, 1)), DayRange(date.max, date.max)]
+    for zone in (None, ZoneInfo("Pacific/Kiritimati"), ZoneInfo("America/Los_Angeles")):
+        spans = period_spans(edges, date.max, zone)
+        assert len(spans) == 3 and all(start <= end for start, end in spans)
+
+
+def test_a_date_only_question_through_the_context_call_does_not_read_its_own_clock(principal):
+    turn = said(principal, "We painted the fence blue.", datetime(2023, 6, 20, 18, tzinfo=UTC), "s-june")
+    owner = Owner(workspace_id="home", user_id="mel", session_id="new")
+    with mock.patch("memory.selectors.context_gather.timezone", **{"now.return_value": datetime(2023, 6, 21, tzinfo=UTC)}):
+        context = context_build(principal=principal, request=ContextRequest(owner=owner, query="what did we do yesterday?"))
+    assert [item.obj.pk for item in context.items if item.section == "earlier_messages"] == [turn.pk]
+    assert [item.obj.pk for item in context_build(principal=principal, request=ContextRequest(
+        owner=owner, query="what did we do yesterday?")).items if item.section == "earlier_messages"] == []
