@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.embedding_models import Embedding
-from memory.models import Message, Session
+from memory.models import Message, MessageRole, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
@@ -55,12 +55,16 @@ class MessageHit:
 
 
 def messages_recent(*, session: Session, limit: int) -> list[Message]:
-    """The last `limit` messages of the session, oldest first (server order)."""
+    """The last `limit` messages of the session, oldest first (server order), leaving out
+    system messages: they are the agent's own instructions, which it sends with every model
+    call, and the block is recalled data, not instructions (R-CTX). The same holds for the
+    earlier messages of messages_search."""
     if limit <= 0:
         return []
     newest = read(Message, f"SELECT {columns(Message, 'm')} FROM {Message._meta.db_table} m "
-                           f"WHERE m.team_id = %s AND m.session_id = %s ORDER BY m.id DESC LIMIT {int(limit)}",
-                  [session.team_id, session.pk])
+                           f"WHERE m.team_id = %s AND m.session_id = %s AND m.role <> %s "
+                           f"ORDER BY m.id DESC LIMIT {int(limit)}",
+                  [session.team_id, session.pk, MessageRole.SYSTEM.value])
     for message in newest:
         message.session = session  # serialisers read it; no query per message
     return list(reversed(newest))
@@ -154,7 +158,7 @@ def messages_search(
         found = messages_by_id(team_id=team_id, pks=[item.pk for item in chunk])
         for item in chunk:
             message = found.get(item.pk)
-            if message is None:
+            if message is None or message.role == MessageRole.SYSTEM:
                 continue
             text = normalize(message.content)
             if text in seen:
@@ -209,10 +213,10 @@ def _said_in_periods(team_id: int, owner: Owner, session: Session | None, period
         else ("m.session_id = %s", [session.pk])
     sql = (f"SELECT m.id, m.session_id, m.occurred_at, m.created_at FROM {_MESSAGES} m JOIN {_SESSIONS} s "
            f"ON s.id = m.session_id WHERE m.team_id = %s AND s.team_id = %s AND s.deleted_at IS NULL AND {reach} "
-           f"AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit)}")
+           f"AND m.role <> %s AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit)}")
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
-        cursor.execute(sql, [team_id, team_id, *params,
+        cursor.execute(sql, [team_id, team_id, *params, MessageRole.SYSTEM.value,
                              *(adapt(bound) for span in spans for bound in span)])
         rows = cursor.fetchall()
     chains = converters(connection, (Message._meta.get_field("occurred_at"), Message._meta.get_field("created_at")))
