@@ -5,9 +5,11 @@ rebuilt from their active user-scope nodes. Background work, audited as system:c
 Duplicates (nodes_merge_duplicates) are the ones the slot index (node_active_slot_unique)
 lets through, among the active nodes of one owner (a user's user-scope nodes, a workspace's
 workspace-scope nodes), grouped by whether they expire:
-- keyless notes of one domain and type whose title and content are equal after
-  memory.search.text.normalize (full/half width, case, traditional/simplified) once spaces
-  and punctuation are dropped: 用户不吃香菜 / 用户不吃香菜。 / 「用户 不吃香菜」;
+- keyless notes of one domain and type whose title and content read the same as a write
+  compares them (memory.services.node_input.note_text: full/half width, case,
+  traditional/simplified, punctuation and spacing aside): 用户不吃香菜 / 用户不吃香菜。 /
+  「用户 不吃香菜」. A write refuses such a twin, so they come from stores written before it
+  did (migration 0021 left them active, each with a slot of its own);
 - keyed nodes of one domain with the same key and the same value (canonical JSON) stored
   under different types (a preference and a constraint `avoid_ingredient = 香菜`).
 The oldest node of a group survives. It gains the others' source messages (in order, no
@@ -29,7 +31,6 @@ may rewrite the same lines into prose; any failure keeps the deterministic text.
 """
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,10 +47,10 @@ from memory.capture.base import ExtractorError
 from memory.capture.llm_client import LLMConfig, chat_json
 from memory.models import Node, NodeSource, NodeStatus, Scope
 from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
-from memory.search.text import normalize
+from memory.search.text import folded_words
 from memory.selectors.nodes import status_q
 from memory.services.audit import MERGED_EVENT, audit_record
-from memory.services.node_input import node_search_tokens
+from memory.services.node_input import node_search_tokens, note_text
 from memory.services.profiles import (
     COMPACT_BUDGET,
     ProfileDraft,
@@ -60,7 +61,6 @@ from memory.services.profiles import (
 from memory.validation import clean_identity, text_problem
 
 ACTOR = "consolidation"
-_NOT_WORD = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -91,18 +91,15 @@ class ConsolidationReport:
     profile: ProfileConsolidation | None = None
 
 
-def _fingerprint(text: str) -> str:
-    return _NOT_WORD.sub("", normalize(text))
-
-
 def _group_key(node: Node) -> tuple | None:
     expiring = node.expires_at is not None
     if node.key:
         return ("value", node.domain, node.key, node.value_hash, expiring)
-    title, content = _fingerprint(node.title), _fingerprint(node.content)
-    if not title and not content:
+    if not folded_words(node.title) and not folded_words(node.content):
         return None  # nothing but punctuation or symbols: too little to call two notes the same
-    return ("text", node.domain, node.type, title, content, expiring)
+    # the same note as a write compares it (its conflict slot), so a merge never joins notes
+    # that a write would keep apart
+    return ("text", node.domain, node.type, note_text(node.title), note_text(node.content), expiring)
 
 
 def _united(lists: list[list[Any]], cap: int) -> list[Any]:

@@ -80,6 +80,21 @@ def _runs(normalized: str) -> Iterator[tuple[str, str]]:
             yield "word", word
 
 
+def folded_words(text: str) -> str:
+    """The letters and digits of `text`'s normal form as one string: a space between two words
+    of non-CJK scripts, none beside a CJK character; punctuation, symbols and spacing dropped.
+    "「用户 不吃香菜」" and "用户不吃香菜！" give "用户不吃香菜", "I like tea." "i like tea", "3.5"
+    "3 5". Empty for a text of nothing but symbols and spacing."""
+    parts: list[str] = []
+    after_word = False
+    for cjk, word in _RUNS.findall(normalize(text)):
+        if word and after_word:
+            parts.append(" ")
+        parts.append(cjk or word)
+        after_word = bool(word)
+    return "".join(parts)
+
+
 def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from memory import limits
 from memory.errors import InvalidInput
 from memory.models import Node, NodeType, Scope
-from memory.search.text import document_tokens, json_strings, owner_token
+from memory.search.text import document_tokens, folded_words, json_strings, normalize, owner_token
 from memory.validation import clean_identity, clean_text, first_json_problem
 
 DEFAULT_DOMAIN = "general"
@@ -65,13 +65,23 @@ def conflict_slot(*, key: str, value: Any, cardinality: str, title: str, content
     database allows one active node per slot (node_active_slot_unique).
 
     A one-valued key has a single slot (""), so two values cannot both be active; a
-    many-valued key has one slot per value; a keyless node one per text (case and spacing
-    ignored), so an identical note is not stored twice.
+    many-valued key has one slot per value; a keyless node one per text as note_text reads it,
+    so the same note is not stored twice.
     """
     if key:
         return value_hash(value) if cardinality == "many" else ""
-    text = "\x00".join(_SPACE.sub(" ", part).strip().casefold() for part in (title, content))
-    return "t" + hashlib.sha1(text.encode()).hexdigest()
+    text = "\x00".join(note_text(part) for part in (title, content))
+    return "t" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def note_text(text: str) -> str:
+    """A keyless note's text as notes are compared (R-STORE): its words in its normal form
+    (NFKC, case-folded, traditional Chinese as simplified; memory.search.text.folded_words), so
+    punctuation, symbols, case and spacing aside. "我今天非常开心" and "我今天非常开心。", "I
+    like tea." and "i like  TEA!" are the same note; "3.5" and "35", "therapist" and "the
+    rapist" are not. A text of nothing but symbols ("👍") is compared by its normal form with
+    spacing folded."""
+    return folded_words(text) or " ".join(normalize(text).split())
 
 
 def canonical_json(value: Any) -> Any:

@@ -4,7 +4,6 @@ Every function is atomic with its audit event. Validation happens before anythin
 written, so a rejected input leaves nothing behind.
 """
 
-import re
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +23,7 @@ from memory.services.node_input import (  # noqa: F401 - callers import the inpu
     conflict_slot,
     node_owner_tokens,
     node_search_tokens,
+    note_text,
     supersede_input,
     validate_node_input,
     value_hash,
@@ -33,7 +33,6 @@ from memory.services.sessions import SessionRef, session_get_or_create
 from memory.validation import clean_text
 
 DESCRIPTIVE_FIELDS = ("title", "content", "category_path", "confidence", "importance", "tags", "entities", "expires_at")
-_SPACE = re.compile(r"\s+")
 
 
 def owner_columns(principal: Principal, data: NodeInput) -> dict[str, Any]:
@@ -184,7 +183,7 @@ def node_create(*, principal: Principal, data: NodeInput, reason: str = "") -> N
 
 
 def _same_text(left: str, right: str) -> bool:
-    return _SPACE.sub(" ", left).strip().casefold() == _SPACE.sub(" ", right).strip().casefold()
+    return note_text(left) == note_text(right)
 
 
 def slot_holders(principal: Principal, data: NodeInput):
@@ -207,7 +206,8 @@ def slot_holders(principal: Principal, data: NodeInput):
 
 
 def is_identical(node: Node, data: NodeInput) -> bool:
-    """Same value (keyed), or the same title and content up to case and spacing (keyless)."""
+    """Same value (keyed), or the same title and content as notes are compared (keyless;
+    node_input.note_text: case, punctuation and spacing aside)."""
     if data.key:
         return node.value_hash == value_hash(data.value_json)
     return _same_text(node.title, data.title) and _same_text(node.content, data.content)

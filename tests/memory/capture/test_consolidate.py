@@ -2,6 +2,7 @@
 profile document is versioned at 8 notes, with a 10-minute cooldown, compaction at 0.8 of
 8000 characters, rollback, and forgetting that reaches every version."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -23,6 +24,16 @@ from tests.helpers import append, make_node
 MARKER = "MARKER_芒果过敏"
 
 
+def stored_before(principal, **fields):
+    """A note beside its twin, as stores written before writes compared notes without their
+    punctuation hold them (migration 0021 gave such twins slots of their own, legacy:<id>)."""
+    title = fields.pop("title")
+    node = make_node(principal, title=f"{uuid.uuid4().hex} {title}", **fields)
+    Node.objects.filter(pk=node.pk).update(title=title, slot=f"legacy:{node.pk}")
+    node.refresh_from_db()
+    return node
+
+
 def notes(principal, count, *, user_id="u1", start=0, **fields):
     return [make_node(principal, user_id=user_id, type="fact", title=f"note {start + i}",
                       content=f"remembered thing number {start + i}", **fields) for i in range(count)]
@@ -39,9 +50,9 @@ def test_near_identical_keyless_notes_merge_into_the_oldest_with_united_sources(
     first, second, third = append(principal, "我不吃香菜", "再说一遍，不吃香菜", "I never eat coriander")
     oldest = make_node(principal, title="用户不吃香菜", content="推荐菜谱时避免香菜。", tags=["忌口"],
                        entities=["香菜"], confidence=0.7, importance=0.6, source_message_ids=[first.pk])
-    punctuated = make_node(principal, title="「用户 不吃香菜」", content="推荐菜谱时，避免香菜", tags=["菜谱推荐", "忌口"],
+    punctuated = stored_before(principal, title="「用户 不吃香菜」", content="推荐菜谱时，避免香菜", tags=["菜谱推荐", "忌口"],
                            confidence=0.95, importance=0.5, source_message_ids=[second.pk, first.pk])
-    wide = make_node(principal, title="用户不吃香菜！", content="推荐菜谱时避免香菜", entities=["coriander"],
+    wide = stored_before(principal, title="用户不吃香菜！", content="推荐菜谱时避免香菜", entities=["coriander"],
                      importance=0.9, source_message_ids=[third.pk])
 
     merges = nodes_merge_duplicates(team=team, user_id="u1")
@@ -59,7 +70,7 @@ def test_near_identical_keyless_notes_merge_into_the_oldest_with_united_sources(
 
 def test_a_merge_is_audited_on_every_node_by_the_consolidation_job(team, principal):
     kept = make_node(principal, title="Likes green tea.", type="fact")
-    twin = make_node(principal, title="ＬＩＫＥＳ　ＧＲＥＥＮ　ＴＥＡ", type="fact")  # full width, upper case
+    twin = stored_before(principal, title="ＬＩＫＥＳ　ＧＲＥＥＮ　ＴＥＡ", type="fact")  # full width, upper case
     nodes_merge_duplicates(team=team, user_id="u1")
 
     merged = AuditEvent.objects.get(node_id=twin.pk, event_type="memory.node.merged")
@@ -89,7 +100,7 @@ def test_different_notes_other_users_and_temporary_twins_are_left_alone(team, pr
     make_node(principal, title="likes coffee", type="fact")
     make_node(principal, title="likes tea!", type="fact", user_id="u2")  # another owner
     make_node(principal, title="likes tea.", type="preference")  # another type
-    make_node(principal, title="Likes tea?", type="fact", expires_at=timezone.now() + timedelta(days=1))  # expires
+    stored_before(principal, title="Likes tea?", type="fact", expires_at=timezone.now() + timedelta(days=1))  # expires
 
     assert nodes_merge_duplicates(team=team, user_id="u1") == []
     assert Node.objects.filter(status="active").count() == 5
@@ -98,7 +109,7 @@ def test_different_notes_other_users_and_temporary_twins_are_left_alone(team, pr
 def test_workspace_memory_merges_only_when_its_workspace_is_named(team, principal):
     kept = make_node(principal, scope="workspace", workspace_id="w1", user_id="", type="decision",
                      title="Deploy on Fridays: never")
-    twin = make_node(principal, scope="workspace", workspace_id="w1", user_id="", type="decision",
+    twin = stored_before(principal, scope="workspace", workspace_id="w1", user_id="", type="decision",
                      title="deploy on fridays — never!")
     assert nodes_merge_duplicates(team=team, user_id="u1") == []
     merges = nodes_merge_duplicates(team=team, workspace_id="w1")
@@ -107,7 +118,7 @@ def test_workspace_memory_merges_only_when_its_workspace_is_named(team, principa
 
 def test_hard_forgetting_the_survivor_removes_the_duplicates_merged_into_it(team, principal):
     kept = make_node(principal, title=f"{MARKER} noted", type="fact")
-    twin = make_node(principal, title=f"{MARKER}, noted!", type="fact")
+    twin = stored_before(principal, title=f"{MARKER}, noted!", type="fact")
     nodes_merge_duplicates(team=team, user_id="u1")
 
     result = memory_forget(principal=principal, selector=ForgetSelector(node_id=kept.pk), mode="hard", confirm=True)
@@ -120,7 +131,7 @@ def test_a_merged_duplicate_still_goes_with_its_conversation(team, principal):
     kept_source = append(principal, "I like tea", session_id="s1")[0]
     twin_source = append(principal, "I like tea!", session_id="s2")[0]
     kept = make_node(principal, title="likes tea", type="fact", source_message_ids=[kept_source.pk])
-    twin = make_node(principal, title="likes tea!", type="fact", source_message_ids=[twin_source.pk])
+    twin = stored_before(principal, title="likes tea!", type="fact", source_message_ids=[twin_source.pk])
     nodes_merge_duplicates(team=team, user_id="u1")
 
     session_forget(principal=principal, ref=SessionRef("s2", "", "u1"), mode="hard")
@@ -316,7 +327,7 @@ def test_a_language_model_answer_out_of_shape_is_not_used(team, principal, monke
 
 def test_consolidation_run_merges_then_builds_the_profile(team, principal):
     notes(principal, 7)
-    make_node(principal, type="fact", title="note 0!", content="remembered thing number 0")
+    stored_before(principal, type="fact", title="note 0!", content="remembered thing number 0")
     make_node(principal, type="fact", title="one more")
     report = consolidation_run(team=team, user_id="u1")
     assert [len(merge.merged_ids) for merge in report.merges] == [1]

@@ -1,0 +1,91 @@
+"""A keyless note is one note whatever its punctuation (R-STORE; memory.services.node_input.note_text,
+migration 0021)."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from memory.errors import Conflict
+from memory.models import Node
+from memory.services.node_input import NodeInput, conflict_slot, note_text
+from memory.services.upsert import node_upsert
+from tests.helpers import make_node
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("我今天非常开心", "我今天非常开心。"),
+    ("「用户 不吃香菜」", "用户不吃香菜！"),
+    ("I like tea.", "i like  TEA!"),
+    ("Deploy on Fridays: never", "deploy on fridays — never!"),
+    ("ＬＩＫＥＳ　ＧＲＥＥＮ　ＴＥＡ", "likes green tea"),
+    ("頭髮很長", "头发很长"),
+])
+def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_same(left, right):
+    assert note_text(left) == note_text(right)
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("version 3.5", "version 35"),
+    ("therapist", "the rapist"),
+    ("👍", "👎"),
+    ("不吃香菜", "不吃葱"),
+])
+def test_notes_differing_in_words_or_symbols_alone_do_not(left, right):
+    assert note_text(left) != note_text(right)
+
+
+def test_the_second_write_of_a_note_finds_the_first_whatever_its_punctuation(principal):
+    first = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact",
+                                                            title="今天和朋友去爬山，非常开心")).node
+    again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact",
+                                                            title="今天和朋友去爬山,非常开心。"))
+    assert (again.node.pk, again.created, again.changed) == (first.pk, False, False)
+    assert Node.objects.get(pk=first.pk).title == "今天和朋友去爬山，非常开心"  # the stored text stays as written
+    with pytest.raises(Conflict):
+        make_node(principal, type="fact", title="今天和朋友去爬山！非常开心")
+    other = make_node(principal, type="fact", title="今天和朋友去爬山，不太开心")
+    assert Node.objects.filter(status="active").count() == 2 and other.pk != first.pk
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twins_active(team):
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        apps = _migrate([("memory", "0020_lexicon")])
+        HistoricalNode = apps.get_model("memory", "Node")
+
+        def note(title, *, day, status="active", user_id="u1", slot=None, **fields):
+            when = datetime(2026, 1, day, tzinfo=UTC)
+            node = HistoricalNode.objects.create(team_id=team.pk, scope="user", user_id=user_id, domain="general",
+                                                 type="fact", title=title, status=status, created_at=when,
+                                                 updated_at=when,
+                                                 slot=f"old-{title}-{status}-{user_id}" if slot is None else slot,
+                                                 **fields)
+            return node.pk
+
+        older = note("我今天非常开心", day=1)
+        newer = note("我今天非常开心。", day=2)
+        gone = note("我今天非常开心!", day=3, status="deleted")
+        elsewhere = note("我今天非常开心！", day=1, user_id="u2")
+        kept_legacy = note("我今天非常开心~", day=1, slot="legacy:7")
+        keyed = note("偏好", day=1, key="drink", value_json="tea", slot="")
+
+        _migrate([("memory", "0021_note_slots")])
+
+        words = conflict_slot(key="", value=None, cardinality="one", title="我今天非常开心", content="")
+        slots = dict(Node.objects.values_list("pk", "slot"))
+        assert slots == {newer: words, older: f"legacy:{older}", gone: words, elsewhere: words,
+                         kept_legacy: "legacy:7", keyed: ""}
+        assert set(Node.objects.values_list("status", flat=True)) == {"active", "deleted"}
+        assert Node.objects.filter(status="active").count() == 5
+    finally:
+        _migrate(latest)
