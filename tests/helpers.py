@@ -1,5 +1,6 @@
 """Small builders over the real services, so tests create data the way agents do."""
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -7,6 +8,7 @@ from typing import Any
 from django.core.cache import cache
 from django.test import override_settings
 
+from memory.models import Node
 from memory.services.messages import MessageInput, messages_append
 from memory.services.nodes import NodeInput, node_create
 from memory.services.sessions import SessionRef
@@ -27,6 +29,16 @@ def make_node(principal, **fields: Any):
     defaults: dict[str, Any] = {"scope": "user", "type": "preference", "user_id": "u1", "title": "a memory"}
     defaults.update(fields)
     return node_create(principal=principal, data=NodeInput(**defaults))
+
+
+def stored_before(principal, **fields):
+    """A note beside its twin, as stores written before writes compared notes without their
+    punctuation hold them (migration 0021 gave such twins slots of their own, legacy:<id>)."""
+    title = fields.pop("title")
+    node = make_node(principal, title=f"{uuid.uuid4().hex} {title}", **fields)
+    Node.objects.filter(pk=node.pk).update(title=title, slot=f"legacy:{node.pk}")
+    node.refresh_from_db()
+    return node
 
 
 def append(principal, *contents: str, session_id: str = "s1", user_id: str = "u1", workspace_id: str = "",

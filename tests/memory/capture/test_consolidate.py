@@ -2,7 +2,6 @@
 profile document is versioned at 8 notes, with a 10-minute cooldown, compaction at 0.8 of
 8000 characters, rollback, and forgetting that reaches every version."""
 
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -19,19 +18,9 @@ from memory.services.forget import session_forget
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.profiles import profile_rollback
 from memory.services.sessions import SessionRef
-from tests.helpers import append, make_node
+from tests.helpers import append, make_node, stored_before
 
 MARKER = "MARKER_芒果过敏"
-
-
-def stored_before(principal, **fields):
-    """A note beside its twin, as stores written before writes compared notes without their
-    punctuation hold them (migration 0021 gave such twins slots of their own, legacy:<id>)."""
-    title = fields.pop("title")
-    node = make_node(principal, title=f"{uuid.uuid4().hex} {title}", **fields)
-    Node.objects.filter(pk=node.pk).update(title=title, slot=f"legacy:{node.pk}")
-    node.refresh_from_db()
-    return node
 
 
 def notes(principal, count, *, user_id="u1", start=0, **fields):

@@ -8,7 +8,7 @@ from accounts.principal import principal_for_key
 from accounts.services import agent_key_create, team_create
 from memory.capture.consolidate import nodes_merge_duplicates, profile_consolidate
 from memory.models import AuditEvent, Node, UserProfileVersion
-from tests.helpers import make_node, run_parallel
+from tests.helpers import make_node, run_parallel, stored_before
 
 pytestmark = [
     pytest.mark.postgres_only,
@@ -34,7 +34,7 @@ def test_parallel_consolidations_write_one_version(racer):
 
 def test_parallel_merges_fold_each_duplicate_once(racer):
     survivor = make_node(racer, type="fact", title="likes tea")
-    twins = [make_node(racer, type="fact", title=f"likes tea{mark}") for mark in ("!", ".", "?", "…")]
+    twins = [stored_before(racer, type="fact", title=f"likes tea{mark}") for mark in ("!", ".", "?", "…")]
     results = run_parallel([lambda: nodes_merge_duplicates(team=racer.team, user_id="u1")] * 4, team=racer.team)
     assert all(not isinstance(result, Exception) for result in results), results
     assert sorted(len(result) for result in results) == [0, 0, 0, 1]
