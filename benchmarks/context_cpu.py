@@ -60,6 +60,7 @@ def main(argv=None) -> int:
     import investigate
     from django.core.management import call_command
     from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
     from django.test import Client
     from django_scopes import scopes_disabled
 
@@ -68,7 +69,15 @@ def main(argv=None) -> int:
     from accounts.services import agent_key_create
     from memory.models import Session
 
+    executor = MigrationExecutor(connection)
+    pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
     call_command("migrate", verbosity=0)  # a store seeded by older code gets this code's schema
+    if pending:
+        # A data migration rewrites rows (0021 left 166,690 dead node rows at 100k nodes: PostgreSQL
+        # CPU 25.1 ms a call before a vacuum, 14.5 after); measure the store as autovacuum leaves it.
+        with connection.cursor() as cursor:
+            for table in ("memory_node", "memory_message", "memory_session", "memory_nodesource"):
+                cursor.execute(f"VACUUM ANALYZE {table}")
     with scopes_disabled():
         team = Team.objects.order_by("pk").first()
         if team is None:

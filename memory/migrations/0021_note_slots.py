@@ -7,6 +7,9 @@ type now read the same, the most recently updated keeps the slot and the other t
 its own (legacy:<id>), as migration 0007 did for identical notes: nothing is superseded or
 deleted here, so nothing needs an audit event; consolidation (memory.capture.consolidate)
 merges such twins later, audited. Slots that are already legacy:<id> stay.
+
+Each keyless note is written twice (freed, then set): on PostgreSQL run VACUUM ANALYZE
+memory_node afterwards unless autovacuum is on (docs/deploy.md).
 """
 
 import hashlib
