@@ -121,6 +121,9 @@ class Message(models.Model):
         indexes = [
             models.Index(fields=["session", "id"], name="message_session_seq_idx"),
             models.Index(fields=["session", "created_at"], name="message_session_created_idx"),
+            # the turns said in a period a question names (memory.selectors.messages._said_in_periods)
+            models.Index(models.F("session"), Coalesce(models.F("occurred_at"), models.F("created_at")),
+                         name="message_session_said_idx"),
         ]
 
 
