@@ -40,7 +40,7 @@ from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
 from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
-from memory.services.node_input import node_search_tokens
+from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
 from memory.services.portability.checks import (
     bad_line,
     check_chains,
@@ -174,6 +174,7 @@ class _Importer:
         self.session_of: dict[str, dict[int, int]] = {"message": {}, "summary": {}}
         self.spec: Spec | None = None
         self.pending: set[int] = set()  # source ids of the buffered rows
+        self.note_slots: set[tuple] = set()  # owner, domain, type and slot of the active keyless notes
 
     def resolve(self, line: int, target: str, source_id: int) -> int:
         new = self.ids[target].get(source_id)
@@ -238,6 +239,8 @@ class _Importer:
             row.search_tokens = message_search_tokens(row.content, self.sessions[row.session_id], row.metadata)
         elif spec.name == "node":
             row.search_tokens = node_search_tokens(row)
+            row.value_hash = value_hash(row.value_json)
+            row.slot = self._slot(line, row)
         elif spec.name == "profile_version":
             row.lines = remap_profile_lines(row.lines, self.ids["node"])
             if not isinstance(row.source_node_ids, list) or not all(
@@ -263,6 +266,23 @@ class _Importer:
         elif spec.name in CONFIG_KEYS:
             keys = {name: getattr(row, name) for name in CONFIG_KEYS[spec.name]}
             spec.model.objects.filter(team=self.principal.team, **keys).delete()
+
+    def _slot(self, line: int, row: Any) -> str:
+        """The node's conflict slot as this store computes it (node_input.conflict_slot), not as
+        the file says: a keyed node's from its value (the file tells only whether its key took
+        one value, slot ""), a keyless note's from its text. An active note whose slot an earlier
+        active note of the file took — twins an older store held (migration 0021) — takes one
+        of its own; consolidation merges such twins."""
+        if row.key:
+            return "" if row.slot == "" else value_hash(row.value_json)
+        slot = conflict_slot(key="", value=None, cardinality="one", title=row.title, content=row.content)
+        if row.status != "active":
+            return slot
+        identity = (row.session_id or 0, row.scope, row.workspace_id, row.user_id, row.domain, row.type, slot)
+        if identity in self.note_slots:
+            return f"legacy:{self.event_id}.{line}"
+        self.note_slots.add(identity)
+        return slot
 
     def flush(self) -> None:
         """Insert the buffered rows of the current type, in file order, and record their new ids."""
