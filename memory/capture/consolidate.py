@@ -47,10 +47,9 @@ from memory.capture.base import ExtractorError
 from memory.capture.llm_client import LLMConfig, chat_json
 from memory.models import Node, NodeSource, NodeStatus, Scope
 from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
-from memory.search.text import folded_words
 from memory.selectors.nodes import status_q
 from memory.services.audit import MERGED_EVENT, audit_record
-from memory.services.node_input import node_search_tokens, note_text
+from memory.services.node_input import conflict_slot, node_search_tokens, note_text
 from memory.services.profiles import (
     COMPACT_BUDGET,
     ProfileDraft,
@@ -95,7 +94,7 @@ def _group_key(node: Node) -> tuple | None:
     expiring = node.expires_at is not None
     if node.key:
         return ("value", node.domain, node.key, node.value_hash, expiring)
-    if not folded_words(node.title) and not folded_words(node.content):
+    if not any(ch.isalnum() for ch in node.title + node.content):
         return None  # nothing but punctuation or symbols: too little to call two notes the same
     # the same note as a write compares it (its conflict slot), so a merge never joins notes
     # that a write would keep apart
@@ -137,6 +136,7 @@ def _merge(principal: Principal, group: list[Node], now: datetime, match: str) -
         node.save(update_fields=["status", "updated_at"])
         audit_record(principal=principal, event_type=MERGED_EVENT, node=node, reason=f"duplicate of node {survivor.pk}",
                      payload={"merged_into": survivor.pk, "previous_status": NodeStatus.ACTIVE, "match": match})
+    _take_note_slot(survivor)
     after = {"tags": survivor.tags, "entities": survivor.entities, "confidence": survivor.confidence,
              "importance": survivor.importance, "explicit": survivor.explicit,
              "expires_at": survivor.expires_at.isoformat() if survivor.expires_at else None}
@@ -149,6 +149,21 @@ def _merge(principal: Principal, group: list[Node], now: datetime, match: str) -
                  "source_message_ids_added": added},
     )
     return Merge(survivor_id=survivor.pk, merged_ids=merged_ids, match=match)
+
+
+def _take_note_slot(survivor: Node) -> None:
+    """A keyless survivor that held a slot of its own (legacy:<id>, migration 0021) takes the
+    slot its text gives once no other active node holds it — the twins just merged may have —
+    so the next write of the same note finds it instead of adding a twin again."""
+    if survivor.key or not survivor.slot.startswith("legacy:"):
+        return
+    slot = conflict_slot(key="", value=None, cardinality="one", title=survivor.title, content=survivor.content)
+    holders = Node.objects.filter(team_id=survivor.team_id, status=NodeStatus.ACTIVE, session_id=survivor.session_id,
+                                  scope=survivor.scope, workspace_id=survivor.workspace_id, user_id=survivor.user_id,
+                                  domain=survivor.domain, type=survivor.type, key="", slot=slot)
+    if not holders.exists():
+        survivor.slot = slot
+        survivor.save(update_fields=["slot"])
 
 
 def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str = "",

@@ -3,10 +3,10 @@ symbols, case and spacing aside (memory.services.node_input.note_text), so "…�
 "…非常开心。" are one note and the second write finds the first instead of adding a twin.
 
 Every keyless node's slot is computed again. Where two active notes of one owner, domain and
-type now read the same, the most recently updated keeps the slot and the other takes a slot of
-its own (legacy:<id>), as migration 0007 did for identical notes: nothing is superseded or
-deleted here, so nothing needs an audit event; consolidation (memory.capture.consolidate)
-merges such twins later, audited. Slots that are already legacy:<id> stay.
+type now read the same, the oldest keeps the slot — the one consolidation (memory.capture.
+consolidate) keeps when it merges them later, audited — and the others take a slot of their
+own (legacy:<id>), as migration 0007 did for identical notes: nothing is superseded or
+deleted here, so nothing needs an audit event. Slots that are already legacy:<id> stay.
 
 Each keyless note is written twice (freed, then set): on PostgreSQL run VACUUM ANALYZE
 memory_node afterwards unless autovacuum is on (docs/deploy.md).
@@ -33,7 +33,7 @@ def reslot(apps, schema_editor) -> None:
               "title", "content")
     # Ids first, then each batch read and written: SQLite gives no isolation between a cursor
     # still reading a table and writes to it on the same connection.
-    order = list(keyless.order_by("-updated_at", "-id").values_list("id", flat=True))
+    order = list(keyless.order_by("created_at", "id").values_list("id", flat=True))
     for start in range(0, len(order), BATCH):
         found = Node.objects.only(*fields).in_bulk(order[start : start + BATCH])
         batch = [found[pk] for pk in order[start : start + BATCH]]

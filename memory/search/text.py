@@ -28,6 +28,7 @@ _T2S = opencc.OpenCC("t2s")
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+_SPACE_BESIDE_CJK = re.compile(rf"(?<=[{_CJK}]) | (?=[{_CJK}])")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
@@ -80,19 +81,42 @@ def _runs(normalized: str) -> Iterator[tuple[str, str]]:
             yield "word", word
 
 
-def folded_words(text: str) -> str:
-    """The letters and digits of `text`'s normal form as one string: a space between two words
-    of non-CJK scripts, none beside a CJK character; punctuation, symbols and spacing dropped.
-    "「用户 不吃香菜」" and "用户不吃香菜！" give "用户不吃香菜", "I like tea." "i like tea", "3.5"
-    "3 5". Empty for a text of nothing but symbols and spacing."""
-    parts: list[str] = []
-    after_word = False
-    for cjk, word in _RUNS.findall(normalize(text)):
-        if word and after_word:
-            parts.append(" ")
-        parts.append(cjk or word)
-        after_word = bool(word)
-    return "".join(parts)
+# Marks that punctuate a sentence rather than say something (after NFKC, which makes
+# full-width ！？（），：； ASCII). Symbols (= < > + # % @ / $ € ° emoji …) are never among them.
+SENTENCE_MARKS = frozenset(".,!?;:'\"()[]{}«»‹›‘’‚“”„—–-、。「」『』【】《》〈〉〔〕")
+_VARIATION_SELECTORS = dict.fromkeys((0xFE0E, 0xFE0F))
+
+
+def _word_char(ch: str) -> bool:
+    """A letter or digit of a non-CJK script."""
+    match = _RUNS.match(ch)
+    return match is not None and match.group(2) is not None
+
+
+def _mark_says_something(text: str, index: int) -> bool:
+    """Whether the sentence mark at `index` is part of what `text` says: inside a word or
+    number (3.5, 1,000, co-op, it's, a.b), a sign or point before a number (-5, .5), or
+    beside a symbol (!=, ?=)."""
+    before = text[index - 1] if index else " "
+    after = text[index + 1] if index + 1 < len(text) else " "
+    if _word_char(before) and _word_char(after):
+        return True
+    if text[index] in "-.," and after.isdigit() and not before.isalnum():
+        return True
+    return any(not (ch.isspace() or ch.isalnum() or ch in SENTENCE_MARKS) for ch in (before, after))
+
+
+def note_words(text: str) -> str:
+    """`text` as notes are compared (R-STORE): its normal form (memory.search.text.normalize)
+    without the marks that only punctuate it (SENTENCE_MARKS, unless part of what it says),
+    emoji variation selectors, or spacing beside CJK characters; other spacing folded to one
+    space. "「用户 不吃香菜」" and "用户不吃香菜！", "Deploy on Fridays: never" and "deploy on fridays —
+    never!" read the same; "-5°C" and "5°C", "C#" and "C", "x != y" and "x = y", "10%" and "10",
+    "3.5" and "35" do not. Empty for a text of nothing but sentence marks and spacing."""
+    normal = normalize(text).translate(_VARIATION_SELECTORS)
+    kept = "".join(" " if ch in SENTENCE_MARKS and not _mark_says_something(normal, index) else ch
+                   for index, ch in enumerate(normal))
+    return _SPACE_BESIDE_CJK.sub("", " ".join(kept.split()))
 
 
 def _bigrams(run: str) -> list[str]:

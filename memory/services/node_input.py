@@ -18,7 +18,7 @@ from django.utils import timezone
 from memory import limits
 from memory.errors import InvalidInput
 from memory.models import Node, NodeType, Scope
-from memory.search.text import document_tokens, folded_words, json_strings, normalize, owner_token
+from memory.search.text import document_tokens, json_strings, normalize, note_words, owner_token
 from memory.validation import clean_identity, clean_text, first_json_problem
 
 DEFAULT_DOMAIN = "general"
@@ -75,13 +75,11 @@ def conflict_slot(*, key: str, value: Any, cardinality: str, title: str, content
 
 
 def note_text(text: str) -> str:
-    """A keyless note's text as notes are compared (R-STORE): its words in its normal form
-    (NFKC, case-folded, traditional Chinese as simplified; memory.search.text.folded_words), so
-    punctuation, symbols, case and spacing aside. "我今天非常开心" and "我今天非常开心。", "I
-    like tea." and "i like  TEA!" are the same note; "3.5" and "35", "therapist" and "the
-    rapist" are not. A text of nothing but symbols ("👍") is compared by its normal form with
-    spacing folded."""
-    return folded_words(text) or " ".join(normalize(text).split())
+    """A keyless note's text as notes are compared (R-STORE): memory.search.text.note_words —
+    case, width, script (traditional/simplified), spacing and the marks that only punctuate
+    it aside. A text of nothing but such marks is compared by its normal form with spacing
+    folded."""
+    return note_words(text) or " ".join(normalize(text).split())
 
 
 def canonical_json(value: Any) -> Any:

@@ -16,8 +16,10 @@ from memory.profile_models import UserProfileVersion
 from memory.selectors.profiles import profile_get, profile_versions
 from memory.services.forget import session_forget
 from memory.services.forgetting import ForgetSelector, memory_forget
+from memory.services.node_input import NodeInput
 from memory.services.profiles import profile_rollback
 from memory.services.sessions import SessionRef
+from memory.services.upsert import node_upsert
 from tests.helpers import append, make_node, stored_before
 
 MARKER = "MARKER_芒果过敏"
@@ -55,6 +57,17 @@ def test_near_identical_keyless_notes_merge_into_the_oldest_with_united_sources(
     assert oldest.tags == ["忌口", "菜谱推荐"] and oldest.entities == ["香菜", "coriander"]
     assert (oldest.confidence, oldest.importance, oldest.version) == (0.95, 0.9, 2)
     assert set(Node.objects.filter(pk__in=[punctuated.pk, wide.pk]).values_list("status", flat=True)) == {"deleted"}
+
+
+def test_a_survivor_with_a_slot_of_its_own_takes_its_notes_slot_so_the_next_write_finds_it(team, principal):
+    older = stored_before(principal, title="用户喜欢爬山。", type="fact")  # a twin an older store kept
+    newer = make_node(principal, title="用户喜欢爬山", type="fact")  # holds the slot the text gives
+    nodes_merge_duplicates(team=team, user_id="u1")
+    older.refresh_from_db()
+    assert older.status == "active" and not older.slot.startswith("legacy:")
+    assert Node.objects.get(pk=newer.pk).status == "deleted"
+    again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact", title="用户喜欢爬山！"))
+    assert (again.node.pk, again.created) == (older.pk, False)
 
 
 def test_a_merge_is_audited_on_every_node_by_the_consolidation_job(team, principal):

@@ -6,7 +6,11 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django_scopes import scope
 
+from accounts.principal import principal_for_key
+from accounts.services import agent_key_create
+from memory.capture.consolidate import nodes_merge_duplicates
 from memory.errors import Conflict
 from memory.models import Node
 from memory.services.node_input import NodeInput, conflict_slot, note_text
@@ -21,6 +25,10 @@ from tests.helpers import make_node
     ("Deploy on Fridays: never", "deploy on fridays — never!"),
     ("ＬＩＫＥＳ　ＧＲＥＥＮ　ＴＥＡ", "likes green tea"),
     ("頭髮很長", "头发很长"),
+    ("❤️ NY", "❤ NY"),  # an emoji's variation selector
+    ("“quoted” text (see above)", "quoted text, see above"),
+    ("- buy milk", "buy milk"),
+    ("我，你", "我 你"),
 ])
 def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_same(left, right):
     assert note_text(left) == note_text(right)
@@ -31,8 +39,26 @@ def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_sa
     ("therapist", "the rapist"),
     ("👍", "👎"),
     ("不吃香菜", "不吃葱"),
+    # a mark that is part of what the note says, and symbols (a newcomer's list)
+    ("Temperature must stay at -5°C", "Temperature must stay at 5°C"),
+    ("User knows C++", "User knows C#"),
+    ("User knows C#", "User knows C"),
+    ("Budget is $5", "Budget is €5"),
+    ("User 👍 cilantro", "User 👎 cilantro"),
+    ("I ❤ NY", "I 💔 NY"),
+    ("Score +1", "Score -1"),
+    ("x = y", "x != y"),
+    ("x > y", "x < y"),
+    ("10%", "10"),
+    ("email a@b.com", "email a.b@com"),
+    ("Ratio is 3.5", "Ratio is 3 5"),
+    ("Dose 1/2 pill", "Dose 1 2 pill"),
+    ("Version 1.2.3", "Version 1-2-3"),
+    (".5 pill", "5 pill"),
+    ("co-op", "coop"),
+    ("it's", "its"),
 ])
-def test_notes_differing_in_words_or_symbols_alone_do_not(left, right):
+def test_notes_differing_in_words_symbols_or_marks_that_say_something_do_not(left, right):
     assert note_text(left) != note_text(right)
 
 
@@ -76,16 +102,26 @@ def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twin
         newer = note("我今天非常开心。", day=2)
         gone = note("我今天非常开心!", day=3, status="deleted")
         elsewhere = note("我今天非常开心！", day=1, user_id="u2")
-        kept_legacy = note("我今天非常开心~", day=1, slot="legacy:7")
+        kept_legacy = note("我今天非常开心~", day=1, slot="legacy:7")  # another note ("~" is kept)
         keyed = note("偏好", day=1, key="drink", value_json="tea", slot="")
 
         _migrate([("memory", "0021_note_slots")])
 
         words = conflict_slot(key="", value=None, cardinality="one", title="我今天非常开心", content="")
         slots = dict(Node.objects.values_list("pk", "slot"))
-        assert slots == {newer: words, older: f"legacy:{older}", gone: words, elsewhere: words,
+        # the oldest twin keeps the slot: the one consolidation keeps
+        assert slots == {older: words, newer: f"legacy:{newer}", gone: words, elsewhere: words,
                          kept_legacy: "legacy:7", keyed: ""}
         assert set(Node.objects.values_list("status", flat=True)) == {"active", "deleted"}
         assert Node.objects.filter(status="active").count() == 5
+
+        nodes_merge_duplicates(team=team, user_id="u1")
+        active = Node.objects.filter(status="active", user_id="u1", key="")
+        assert set(active.values_list("pk", flat=True)) == {older, kept_legacy}
+        principal = principal_for_key(agent_key_create(team=team, name="after", kind="admin")[0])
+        with scope(team=team):
+            again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact",
+                                                                    title="我今天非常开心！"))
+        assert (again.node.pk, again.created) == (older, False)
     finally:
         _migrate(latest)
