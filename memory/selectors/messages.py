@@ -1,6 +1,6 @@
 """Reading conversation messages: the recent window and keyword recall of earlier turns."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 
 from django.db import connections, router
@@ -268,18 +268,19 @@ def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:
 
 
 def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:
-    """The hits, those that ask with the next message of their session (one statement for all)."""
+    """The hits, those that ask with the next message of their session that is not a system
+    message (one statement for all)."""
     asking = [hit.message.pk for hit in hits if "?" in normalize(hit.message.content)]
     if not asking:
         return hits
     team_id = hits[0].message.team_id
     table = Message._meta.db_table
     following = (f"SELECT u.id FROM {table} u WHERE u.team_id = %s AND u.session_id = a.session_id AND u.id > a.id "
-                 "ORDER BY u.id LIMIT 1")
+                 "AND u.role <> %s ORDER BY u.id LIMIT 1")  # the next turn that is not a system message
     sql = (f"SELECT a.id, {columns(Message, 'm', MESSAGE_DEFERRED)}, {columns(Session, 's')} FROM {table} a "
            f"JOIN {table} m ON m.id = ({following}) JOIN {Session._meta.db_table} s ON s.id = m.session_id "
            f"WHERE a.team_id = %s AND m.team_id = %s AND a.id IN ({', '.join(['%s'] * len(asking))})")
-    next_of = {lead[0]: message for lead, message in messages_with_sessions(sql, [team_id, team_id, team_id, *asking],
-                                                                            lead=1)
+    params = [team_id, MessageRole.SYSTEM.value, team_id, team_id, *asking]
+    next_of = {lead[0]: message for lead, message in messages_with_sessions(sql, params, lead=1)
                if message.pk not in exclude_ids}
-    return [MessageHit(hit.message, hit.score, hit.matched, next_of.get(hit.message.pk)) for hit in hits]
+    return [replace(hit, followup=next_of.get(hit.message.pk)) for hit in hits]

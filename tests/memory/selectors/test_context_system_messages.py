@@ -32,3 +32,16 @@ def test_an_earlier_system_message_is_not_recalled_by_its_words_or_its_day(princ
     context = context_build(principal=principal, request=ContextRequest(
         owner=Owner(workspace_id="home", user_id="mel", session_id="new"), query=f"what did I say on {day}?"))
     assert [item.obj.pk for item in context.items if item.section == "earlier_messages"] == [said.pk]
+
+
+def test_an_earlier_question_comes_with_the_next_turn_that_is_not_a_system_message(principal):
+    asked = append(principal, "Which paint should I buy for the fence?", session_id="old", user_id="mel",
+                   workspace_id="home")[0]
+    append(principal, "SYSTEM: internal policy, api_key=sk-XYZ", session_id="old", user_id="mel", workspace_id="home",
+           role="system")
+    answer = append(principal, "Use an oil-based exterior paint.", session_id="old", user_id="mel",
+                    workspace_id="home", role="assistant")[0]
+    context = context_build(principal=principal, request=ContextRequest(
+        owner=Owner(workspace_id="home", user_id="mel", session_id="new"), query="which paint for the fence?"))
+    assert [item.obj.pk for item in context.items if item.section == "earlier_messages"] == [asked.pk, answer.pk]
+    assert "sk-XYZ" not in context.block

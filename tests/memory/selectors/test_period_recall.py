@@ -126,3 +126,11 @@ def test_a_date_only_question_through_the_context_call_does_not_read_its_own_clo
     assert [item.obj.pk for item in context.items if item.section == "earlier_messages"] == [turn.pk]
     assert [item.obj.pk for item in context_build(principal=principal, request=ContextRequest(
         owner=owner, query="what did we do yesterday?")).items if item.section == "earlier_messages"] == []
+
+
+def test_a_turn_said_then_that_asks_something_keeps_its_reason_beside_its_follow_up(principal):
+    asked = said(principal, "Shall we paint the fence this weekend?", datetime(2023, 6, 10, 9, tzinfo=UTC), "s-jun")
+    reply = said(principal, "Yes, let us buy the paint on Saturday.", datetime(2023, 6, 10, 9, 1, tzinfo=UTC), "s-jun")
+    hits = search(principal, "June 10, 2023?")
+    assert [(hit.message.pk, hit.why) for hit in hits][:1] == [(asked.pk, "said_then")]
+    assert hits[0].followup is not None and hits[0].followup.pk == reply.pk
