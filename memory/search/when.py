@@ -311,14 +311,14 @@ def _midnight(day: int, zone: tzinfo) -> datetime:
         return (datetime.min if day < 2 else datetime.max).replace(tzinfo=UTC)
 
 
-def period_spans(periods: Sequence[Period | DayRange], now: datetime | date,
-                 zone: tzinfo | None = None) -> list[tuple[datetime, datetime]]:
-    """Per period, the moments `in_periods` can accept, as [start, end) in UTC: from LEAD_DAYS
+def period_spans(periods: Sequence[Period | DayRange], now: datetime | date, zone: tzinfo | None = None, *,
+                 talked_about: bool = True) -> list[tuple[datetime, datetime]]:
+    """Per period, the moments `in_periods` accepts, as [start, end) in UTC: from LEAD_DAYS
     before it when the zone is not known, to its end (relative) or TALKED_ABOUT_DAYS after it
-    (named). A calendar period named without a year spans its days in `now`'s year and the
-    year before (in_periods accepts any year; a search by time reads the latest two). So a
-    store can be asked for the turns said in the periods by time alone, and `in_periods`
-    then decides (R-QUERY)."""
+    (named; to its end too with `talked_about` False: what was said in the period itself). A
+    calendar period named without a year spans its days in `now`'s year and the year before
+    (in_periods accepts any year; a search by time reads the latest two). So a store can be
+    asked for the turns said in the periods by time alone (R-QUERY)."""
     lead, today = LEAD_DAYS if zone is None else 0, local_date(now, zone or UTC)
     days: list[tuple[int, int]] = []
     for period in periods:
@@ -328,5 +328,5 @@ def period_spans(periods: Sequence[Period | DayRange], now: datetime | date,
         for year in (period.year,) if period.year is not None else (today.year, today.year - 1):
             start, end = period.bounds(year)
             if start is not None:
-                days.append((start.toordinal() - lead, end.toordinal() + TALKED_ABOUT_DAYS + 1))
+                days.append((start.toordinal() - lead, end.toordinal() + (TALKED_ABOUT_DAYS if talked_about else 0) + 1))
     return [(_midnight(start, zone or UTC), _midnight(end, zone or UTC)) for start, end in days]

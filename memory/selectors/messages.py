@@ -42,7 +42,6 @@ SESSION_EVIDENCE_SHARE = 0.5
 SESSION_EVIDENCE_TOP = 2
 SESSION_EVIDENCE_POOL = 50
 DATE_MATCH_SHARE = 0.5  # a turn said in a period the query names gains this share of its score (docs/retrieval.md)
-PERIOD_POOL = 3  # × limit: turns said in the named periods read to fill what the words did not find
 
 
 @dataclass(frozen=True)
@@ -104,9 +103,11 @@ def messages_search(
     A turn said in a period the query names scores DATE_MATCH_SHARE more (R-QUERY); relative
     ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment);
     dates are read in the time zone `zone` (None: not known, UTC with a day's lead). When the
-    words find fewer than `limit` turns, the turns said in those periods fill the rest (why
-    "said_then", after every hit the words found): "what did we talk about yesterday?" or
-    "2023年5月8日聊了什么" names nothing but a time.
+    words find fewer than `limit` turns said in those periods, turns said in the periods
+    themselves make up the rest (why "said_then"), placed after the words' last hit in the
+    periods and before their hits from other times: "what did we talk about yesterday?" or
+    "2023年5月8日聊了什么" names little but a time, and its words ("talk", "聊") are found all
+    over a conversation.
     """
     if limit <= 0 or (session is None and not owner.user_id):
         return []
@@ -141,13 +142,16 @@ def messages_search(
     ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     said_then: set[int] = set()
-    if periods and len(reachable) < limit:
-        found = {item.pk for item in reachable}
-        extra = [item for item in _said_in_periods(team_id, owner, session, periods, now or timezone.now(), zone,
-                                                   limit * PERIOD_POOL)
-                 if item.pk not in found and item.pk not in exclude_ids]
-        said_then = {item.pk for item in extra}
-        reachable += extra
+    if periods:
+        inside = [index for index, item in enumerate(reachable)
+                  if in_periods(item.values["occurred_at"] or item.values["created_at"], periods, zone)]
+        if len(inside) < limit:
+            skip = {item.pk for item in reachable} | set(exclude_ids)
+            extra = _said_in_periods(team_id, owner, session, periods, now or timezone.now(), zone,
+                                     limit - len(inside), skip)
+            said_then = {item.pk for item in extra}
+            at = inside[-1] + 1 if inside else 0  # after the words' last hit in the period, before the rest
+            reachable = reachable[:at] + extra + reachable[at:]
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
     # Read the candidates a window at a time until `limit` distinct texts are found, so the
@@ -199,12 +203,13 @@ def _in_named_periods(ranked: list[Scored], periods: list[Period | DayRange], zo
 
 
 def _said_in_periods(team_id: int, owner: Owner, session: Session | None, periods: list[Period | DayRange],
-                     now: datetime, zone: tzinfo | None, limit: int) -> list[Scored]:
-    """Turns in the reach of messages_search said in `periods` (by occurred_at, else
-    created_at; memory.search.when.in_periods decides), at most `limit`, the longest first
-    (they say the most; ties oldest first), scored 0. One statement, by time alone."""
-    spans = period_spans(periods, now, zone)
-    if not spans:
+                     now: datetime, zone: tzinfo | None, limit: int, skip: set[int]) -> list[Scored]:
+    """Turns in the reach of messages_search said in `periods` themselves (occurred_at, else
+    created_at; memory.search.when.period_spans without the week a named day is talked about
+    after), other than system messages and the ids in `skip`: the `limit` longest (they say the
+    most; ties oldest first), in the order they were said, scored 0. One statement, by time alone."""
+    spans = period_spans(periods, now, zone, talked_about=False)
+    if not spans or limit <= 0:
         return []
     connection = connections[router.db_for_read(Message)]
     moment = 'COALESCE(m."occurred_at", m."created_at")'
@@ -213,7 +218,7 @@ def _said_in_periods(team_id: int, owner: Owner, session: Session | None, period
         else ("m.session_id = %s", [session.pk])
     sql = (f"SELECT m.id, m.session_id, m.occurred_at, m.created_at FROM {_MESSAGES} m JOIN {_SESSIONS} s "
            f"ON s.id = m.session_id WHERE m.team_id = %s AND s.team_id = %s AND s.deleted_at IS NULL AND {reach} "
-           f"AND m.role <> %s AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit)}")
+           f"AND m.role <> %s AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit + len(skip))}")
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(sql, [team_id, team_id, *params, MessageRole.SYSTEM.value,
@@ -222,8 +227,9 @@ def _said_in_periods(team_id: int, owner: Owner, session: Session | None, period
     chains = converters(connection, (Message._meta.get_field("occurred_at"), Message._meta.get_field("created_at")))
     rows = converted(rows, 4, [(index + 2, chain, column) for index, chain, column in chains], connection) \
         if chains else rows
-    return [Scored(pk=pk, score=0.0, matched=(), values={"session": session_id})
-            for pk, session_id, occurred_at, created_at in rows if in_periods(occurred_at or created_at, periods, zone)]
+    chosen = [(occurred_at or created_at, pk, session_id) for pk, session_id, occurred_at, created_at in rows
+              if pk not in skip and any(start <= (occurred_at or created_at) < end for start, end in spans)][:limit]
+    return [Scored(pk=pk, score=0.0, matched=(), values={"session": session_id}) for _, pk, session_id in sorted(chosen)]
 
 
 def _with_dense(principal: Principal, ranked: list[Scored], owner: Owner, session: Session | None,

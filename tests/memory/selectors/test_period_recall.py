@@ -26,23 +26,42 @@ def search(principal, query, *, limit=10, now=None, zone=None, owner=OWNER, sess
                            now=now, zone=zone)
 
 
-def test_a_question_naming_only_a_day_gets_the_turns_said_that_day_longest_first(principal):
+def test_a_question_naming_only_a_day_gets_the_longest_turns_said_that_day_in_the_order_said(principal):
     short = said(principal, "Hi Mel!", datetime(2023, 5, 8, 9, tzinfo=UTC), "s-may")
     long = said(principal, "I finally signed up for the pottery class downtown.", datetime(2023, 5, 8, 9, 5, tzinfo=UTC),
                 "s-may")
+    later = said(principal, "We did our taxes together, it took all evening long.",
+                 datetime(2023, 5, 14, tzinfo=UTC), "s-later")  # within the week a named day is talked about
     said(principal, "The garden is full of tomatoes now.", datetime(2023, 7, 1, tzinfo=UTC), "s-july")
     hits = search(principal, "What did we talk about on May 8, 2023?")
-    assert [(hit.message.pk, hit.why, hit.matched) for hit in hits] == [(long.pk, "said_then", ()),
-                                                                        (short.pk, "said_then", ())]
+    assert [(hit.message.pk, hit.why, hit.matched) for hit in hits] == [(short.pk, "said_then", ()),
+                                                                        (long.pk, "said_then", ())]
+    assert later.pk not in [hit.message.pk for hit in hits]
+    assert [hit.message.pk for hit in search(principal, "What did we talk about on May 8, 2023?", limit=1)] \
+        == [long.pk]  # the longest of the day
 
 
-def test_the_words_come_first_and_the_turns_said_then_fill_the_rest(principal):
-    camping = said(principal, "We went camping at the lake.", datetime(2023, 9, 2, tzinfo=UTC), "s-sept")
+def test_turns_said_then_come_before_the_words_hits_from_other_times(principal):
+    """A question's words ("talk", "聊", a year's digits) are found all over a conversation."""
+    for number in range(7):
+        said(principal, f"Let us talk about the weather, number {number}.", datetime(2025, 1, 1 + number, tzinfo=UTC),
+             "s-2025")
     that_day = said(principal, "My sister visited us with her twins.", datetime(2023, 5, 8, tzinfo=UTC), "s-may")
-    hits = search(principal, "Did we talk about camping on May 8, 2023?")
-    assert [(hit.message.pk, hit.why) for hit in hits] == [(camping.pk, "relevant"), (that_day.pk, "said_then")]
-    assert [hit.message.pk for hit in search(principal, "Did we talk about camping on May 8, 2023?", limit=1)] \
-        == [camping.pk]
+    hits = search(principal, "What did we talk about on May 8, 2023?")
+    assert (hits[0].message.pk, hits[0].why) == (that_day.pk, "said_then")
+    assert len(hits) == 8 and {hit.why for hit in hits[1:]} == {"relevant"}
+    assert [hit.message.pk for hit in search(principal, "What did we talk about on May 8, 2023?", limit=1)] \
+        == [that_day.pk]
+
+
+def test_a_hit_of_the_words_in_the_period_keeps_its_place_and_the_turns_said_then_follow_it(principal):
+    camping_then = said(principal, "We went camping at the lake.", datetime(2023, 5, 8, 8, tzinfo=UTC), "s-may")
+    that_day = said(principal, "My sister visited us with her twins.", datetime(2023, 5, 8, 9, tzinfo=UTC), "s-may")
+    camping_later = said(principal, "Camping again next summer, at the lake with a canoe and a tent!",
+                         datetime(2023, 9, 2, tzinfo=UTC), "s-sept")
+    hits = search(principal, "Did we go camping on May 8, 2023?")
+    assert [(hit.message.pk, hit.why) for hit in hits] == [(camping_then.pk, "relevant"), (that_day.pk, "said_then"),
+                                                           (camping_later.pk, "relevant")]
 
 
 def test_a_chinese_question_naming_a_date_or_yesterday_finds_the_turns_of_that_day(principal):
