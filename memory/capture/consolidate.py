@@ -136,7 +136,7 @@ def _merge(principal: Principal, group: list[Node], now: datetime, match: str) -
         node.save(update_fields=["status", "updated_at"])
         audit_record(principal=principal, event_type=MERGED_EVENT, node=node, reason=f"duplicate of node {survivor.pk}",
                      payload={"merged_into": survivor.pk, "previous_status": NodeStatus.ACTIVE, "match": match})
-    _take_note_slot(survivor)
+    slot_taken = _take_note_slot(survivor)
     after = {"tags": survivor.tags, "entities": survivor.entities, "confidence": survivor.confidence,
              "importance": survivor.importance, "explicit": survivor.explicit,
              "expires_at": survivor.expires_at.isoformat() if survivor.expires_at else None}
@@ -146,24 +146,27 @@ def _merge(principal: Principal, group: list[Node], now: datetime, match: str) -
         reason=f"merged {len(merged_ids)} duplicate{'s' if len(merged_ids) > 1 else ''}",
         payload={"before": {name: before[name] for name in changed}, "after": {name: after[name] for name in changed},
                  "version": survivor.version, "rule": "merge_duplicates", "match": match, "absorbed": merged_ids,
-                 "source_message_ids_added": added},
+                 "source_message_ids_added": added, "slot_taken": slot_taken},
     )
     return Merge(survivor_id=survivor.pk, merged_ids=merged_ids, match=match)
 
 
-def _take_note_slot(survivor: Node) -> None:
-    """A keyless survivor that held a slot of its own (legacy:<id>, migration 0021) takes the
-    slot its text gives once no other active node holds it — the twins just merged may have —
-    so the next write of the same note finds it instead of adding a twin again."""
-    if survivor.key or not survivor.slot.startswith("legacy:"):
-        return
-    slot = conflict_slot(key="", value=None, cardinality="one", title=survivor.title, content=survivor.content)
-    holders = Node.objects.filter(team_id=survivor.team_id, status=NodeStatus.ACTIVE, session_id=survivor.session_id,
-                                  scope=survivor.scope, workspace_id=survivor.workspace_id, user_id=survivor.user_id,
-                                  domain=survivor.domain, type=survivor.type, key="", slot=slot)
-    if not holders.exists():
-        survivor.slot = slot
-        survivor.save(update_fields=["slot"])
+def _take_note_slot(node: Node) -> bool:
+    """A keyless active note that holds a slot of its own (legacy:<id>, migration 0021) takes
+    the slot its text gives once no other active node holds it — a twin just merged into it,
+    or one deleted, expired or superseded since — so the next write of the same note finds it
+    instead of adding a twin again. Returns whether it did."""
+    if node.key or not node.slot.startswith("legacy:"):
+        return False
+    slot = conflict_slot(key="", value=None, cardinality="one", title=node.title, content=node.content)
+    holders = Node.objects.filter(team_id=node.team_id, status=NodeStatus.ACTIVE, session_id=node.session_id,
+                                  scope=node.scope, workspace_id=node.workspace_id, user_id=node.user_id,
+                                  domain=node.domain, type=node.type, key="", slot=slot)
+    if holders.exists():
+        return False
+    node.slot = slot
+    node.save(update_fields=["slot"])
+    return True
 
 
 def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str = "",
@@ -194,6 +197,11 @@ def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str =
             for key, group in groups.items():
                 if len(group) > 1:
                     merges.append(_merge(principal, group, moment, match=key[0]))
+            for node in nodes:  # a twin kept apart by migration 0021 whose slot is free again
+                if node.status == NodeStatus.ACTIVE and _take_note_slot(node):
+                    audit_record(principal=principal, event_type="memory.node.updated", node=node,
+                                 reason="takes its note's slot: no other active copy holds it",
+                                 payload={"rule": "note_slot", "before": {"slot": "legacy"}, "after": {"slot": node.slot}})
     return sorted(merges, key=lambda merge: merge.survivor_id)
 
 

@@ -82,9 +82,15 @@ def _runs(normalized: str) -> Iterator[tuple[str, str]]:
 
 
 # Marks that punctuate a sentence rather than say something (after NFKC, which makes
-# full-width ！？（），：； ASCII). Symbols (= < > + # % @ / $ € ° emoji …) are never among them.
-SENTENCE_MARKS = frozenset(".,!?;:'\"()[]{}«»‹›‘’‚“”„—–-、。「」『』【】《》〈〉〔〕")
-_VARIATION_SELECTORS = dict.fromkeys((0xFE0E, 0xFE0F))
+# full-width ！？（），：； ASCII). Symbols (= < > + # % @ / $ € ° emoji …) are never among them, nor
+# is the hyphen-minus (-5, 3-5, A-, x - 1).
+SENTENCE_MARKS = frozenset(".,!?;:'\"()[]{}«»‹›‚“”„—、。「」『』【】《》〈〉〔〕")
+_NOTE_FOLDS = {0xFE0E: None, 0xFE0F: None, 0x200B: None,  # variation selectors, zero-width space
+               0x2018: "'", 0x2019: "'",  # typographic apostrophes: doesn’t is doesn't
+               0x2013: "-", 0x2212: "-"}  # en dash and minus sign: 3–5 is 3-5, −5 is -5
+_BOUNDARY = "\x00"  # where a mark was: a word boundary, between two CJK characters too (不，要辣 is not 不要辣)
+_GAPS = re.compile(r"[ \x00]+")
+_LOOSE_BOUNDARY = re.compile(rf"(?<![{_CJK}])\x00|\x00(?![{_CJK}])")  # not between two CJK characters: a space
 
 
 def _word_char(ch: str) -> bool:
@@ -95,13 +101,12 @@ def _word_char(ch: str) -> bool:
 
 def _mark_says_something(text: str, index: int) -> bool:
     """Whether the sentence mark at `index` is part of what `text` says: inside a word or
-    number (3.5, 1,000, co-op, it's, a.b), a sign or point before a number (-5, .5), or
-    beside a symbol (!=, ?=)."""
+    number (3.5, 1,000, it's, a.b), a point before a number (.5), or beside a symbol (!=, ?=)."""
     before = text[index - 1] if index else " "
     after = text[index + 1] if index + 1 < len(text) else " "
     if _word_char(before) and _word_char(after):
         return True
-    if text[index] in "-.," and after.isdigit() and not before.isalnum():
+    if text[index] == "." and after.isdigit():
         return True
     return any(not (ch.isspace() or ch.isalnum() or ch in SENTENCE_MARKS) for ch in (before, after))
 
@@ -109,14 +114,17 @@ def _mark_says_something(text: str, index: int) -> bool:
 def note_words(text: str) -> str:
     """`text` as notes are compared (R-STORE): its normal form (memory.search.text.normalize)
     without the marks that only punctuate it (SENTENCE_MARKS, unless part of what it says),
-    emoji variation selectors, or spacing beside CJK characters; other spacing folded to one
-    space. "「用户 不吃香菜」" and "用户不吃香菜！", "Deploy on Fridays: never" and "deploy on fridays —
-    never!" read the same; "-5°C" and "5°C", "C#" and "C", "x != y" and "x = y", "10%" and "10",
-    "3.5" and "35" do not. Empty for a text of nothing but sentence marks and spacing."""
-    normal = normalize(text).translate(_VARIATION_SELECTORS)
-    kept = "".join(" " if ch in SENTENCE_MARKS and not _mark_says_something(normal, index) else ch
-                   for index, ch in enumerate(normal))
-    return _SPACE_BESIDE_CJK.sub("", " ".join(kept.split()))
+    emoji variation selectors or spacing beside CJK characters; typographic apostrophes and
+    dashes read as ASCII; a mark between words read as one space, other spacing folded to one.
+    "「用户 不吃香菜」" and "用户不吃香菜！", "Deploy on Fridays: never" and "deploy on fridays —
+    never!", "doesn’t" and "doesn't" read the same; "-5°C" and "5°C", "气温-5度" and "气温5度",
+    "C#" and "C", "x != y" and "x = y", "10%" and "10", "3.5" and "35", "不，要辣" and "不要辣" do
+    not. Empty for a text of nothing but sentence marks and spacing."""
+    normal = normalize(text).translate(_NOTE_FOLDS)
+    marked = "".join(_BOUNDARY if ch in SENTENCE_MARKS and not _mark_says_something(normal, index)
+                     else " " if ch.isspace() else ch for index, ch in enumerate(normal))
+    gaps = _LOOSE_BOUNDARY.sub(" ", _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", marked))
+    return " ".join(_SPACE_BESIDE_CJK.sub("", gaps).replace(_BOUNDARY, " ").split())
 
 
 def _bigrams(run: str) -> list[str]:

@@ -17,6 +17,7 @@ from memory.selectors.profiles import profile_get, profile_versions
 from memory.services.forget import session_forget
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.node_input import NodeInput
+from memory.services.nodes import node_delete
 from memory.services.profiles import profile_rollback
 from memory.services.sessions import SessionRef
 from memory.services.upsert import node_upsert
@@ -41,7 +42,7 @@ def test_near_identical_keyless_notes_merge_into_the_oldest_with_united_sources(
     first, second, third = append(principal, "我不吃香菜", "再说一遍，不吃香菜", "I never eat coriander")
     oldest = make_node(principal, title="用户不吃香菜", content="推荐菜谱时避免香菜。", tags=["忌口"],
                        entities=["香菜"], confidence=0.7, importance=0.6, source_message_ids=[first.pk])
-    punctuated = stored_before(principal, title="「用户 不吃香菜」", content="推荐菜谱时，避免香菜", tags=["菜谱推荐", "忌口"],
+    punctuated = stored_before(principal, title="「用户 不吃香菜」", content="推荐菜谱时避免香菜", tags=["菜谱推荐", "忌口"],
                            confidence=0.95, importance=0.5, source_message_ids=[second.pk, first.pk])
     wide = stored_before(principal, title="用户不吃香菜！", content="推荐菜谱时避免香菜", entities=["coriander"],
                      importance=0.9, source_message_ids=[third.pk])
@@ -68,6 +69,19 @@ def test_a_survivor_with_a_slot_of_its_own_takes_its_notes_slot_so_the_next_writ
     assert Node.objects.get(pk=newer.pk).status == "deleted"
     again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact", title="用户喜欢爬山！"))
     assert (again.node.pk, again.created) == (older.pk, False)
+
+
+def test_a_lone_twin_takes_its_notes_slot_once_the_holder_is_gone_and_the_next_write_finds_it(team, principal):
+    holder = make_node(principal, title="用户不吃香菜", type="fact")
+    twin = stored_before(principal, title="用户不吃香菜。", type="fact")  # kept apart by migration 0021
+    node_delete(principal=principal, node_id=holder.pk, mode="soft")
+    assert nodes_merge_duplicates(team=team, user_id="u1") == []  # nothing to merge: the twin is alone
+    twin.refresh_from_db()
+    assert not twin.slot.startswith("legacy:")
+    event = AuditEvent.objects.get(node_id=twin.pk, event_type="memory.node.updated")
+    assert (event.actor, event.payload["rule"]) == ("system:consolidation", "note_slot")
+    again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact", title="用户不吃香菜！"))
+    assert (again.node.pk, again.created) == (twin.pk, False)
 
 
 def test_a_merge_is_audited_on_every_node_by_the_consolidation_job(team, principal):

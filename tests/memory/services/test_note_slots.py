@@ -27,8 +27,12 @@ from tests.helpers import make_node
     ("頭髮很長", "头发很长"),
     ("❤️ NY", "❤ NY"),  # an emoji's variation selector
     ("“quoted” text (see above)", "quoted text, see above"),
-    ("- buy milk", "buy milk"),
-    ("我，你", "我 你"),
+    ("我，你", "我、你"),
+    ("用户喜欢 Python", "用户喜欢Python"),
+    ("User doesn't like cilantro", "User doesn’t like cilantro"),  # a phone keyboard's apostrophe
+    ("3-5 days", "3–5 days"),
+    ("−5", "-5"),
+    ("用户对芒果过敏, noted", "用户对芒果过敏 noted"),
 ])
 def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_same(left, right):
     assert note_text(left) == note_text(right)
@@ -57,6 +61,14 @@ def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_sa
     (".5 pill", "5 pill"),
     ("co-op", "coop"),
     ("it's", "its"),
+    # a second newcomer's list: a sign after a Chinese character, a comma that changes the meaning
+    ("气温-5度", "气温5度"),
+    ("余额-200元", "余额200元"),
+    ("不，要辣", "不要辣"),
+    ("苹果、香蕉", "苹果香蕉"),
+    ("grade A-", "grade A"),
+    ("it was –5°C", "it was 5°C"),
+    ("3 - 5", "3 5"),
 ])
 def test_notes_differing_in_words_symbols_or_marks_that_say_something_do_not(left, right):
     assert note_text(left) != note_text(right)
