@@ -103,11 +103,11 @@ def messages_search(
     A turn said in a period the query names scores DATE_MATCH_SHARE more (R-QUERY); relative
     ones ("yesterday", "上周") count back from `now`, the call's time (default: this moment);
     dates are read in the time zone `zone` (None: not known, UTC with a day's lead). When the
-    words find fewer than `limit` turns said in those periods, turns said in the periods
-    themselves make up the rest (why "said_then"), placed after the words' last hit in the
-    periods and before their hits from other times: "what did we talk about yesterday?" or
-    "2023年5月8日聊了什么" names little but a time, and its words ("talk", "聊") are found all
-    over a conversation.
+    words find fewer than `limit` turns said in the periods themselves (not the week after a
+    named day), turns said in them make up the rest (why "said_then"), placed right after the
+    words' last such hit (first, when there is none), so before the words' hits from other
+    times that rank below it: "what did we talk about yesterday?" or "2023年5月8日聊了什么" names
+    little but a time, and its words ("talk", "聊") are found all over a conversation.
     """
     if limit <= 0 or (session is None and not owner.user_id):
         return []
@@ -143,8 +143,9 @@ def messages_search(
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     said_then: set[int] = set()
     if periods:
+        itself = period_spans(periods, now or timezone.now(), zone, talked_about=False)
         inside = [index for index, item in enumerate(reachable)
-                  if in_periods(item.values["occurred_at"] or item.values["created_at"], periods, zone)]
+                  if any(start <= (item.values["occurred_at"] or item.values["created_at"]) < end for start, end in itself)]
         if len(inside) < limit:
             skip = {item.pk for item in reachable} | set(exclude_ids)
             extra = _said_in_periods(team_id, owner, session, periods, now or timezone.now(), zone,

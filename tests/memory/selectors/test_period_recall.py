@@ -153,3 +153,11 @@ def test_a_turn_said_then_that_asks_something_keeps_its_reason_beside_its_follow
     hits = search(principal, "June 10, 2023?")
     assert [(hit.message.pk, hit.why) for hit in hits][:1] == [(asked.pk, "said_then")]
     assert hits[0].followup is not None and hits[0].followup.pk == reply.pk
+
+
+def test_turns_of_the_week_after_a_named_day_do_not_keep_out_the_turns_said_that_day(principal):
+    for day in range(9, 14):
+        said(principal, f"Let us talk about the weather again, day {day}.", datetime(2023, 5, day, tzinfo=UTC), "s-week")
+    that_day = said(principal, "We planted basil and mint.", datetime(2023, 5, 8, 10, tzinfo=UTC), "s-may")
+    hits = search(principal, "What did we talk about on May 8, 2023?", limit=5, zone=UTC)
+    assert (hits[0].message.pk, hits[0].why) == (that_day.pk, "said_then")
