@@ -1,7 +1,7 @@
 """Reading conversation messages: the recent window and keyword recall of earlier turns."""
 
 from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 
 from django.db import connections, router
 from django.db.models import QuerySet
@@ -208,22 +208,29 @@ def _said_in_periods(team_id: int, owner: Owner, session: Session | None, period
     """Turns in the reach of messages_search said in `periods` themselves (occurred_at, else
     created_at; memory.search.when.period_spans without the week a named day is talked about
     after), other than system messages and the ids in `skip`: the `limit` longest (they say the
-    most; ties oldest first), in the order they were said, scored 0. One statement, by time alone."""
+    most; ties oldest first; without a time zone those of the periods' own UTC days first), in
+    the order they were said, scored 0. One statement, by time alone."""
     spans = period_spans(periods, now, zone, talked_about=False)
     if not spans or limit <= 0:
         return []
+    # Without a time zone the spans start a day early (memory.search.when); the turns of the
+    # periods' own UTC days come first.
+    core = spans if zone is not None else period_spans(periods, now, UTC, talked_about=False)
     connection = connections[router.db_for_read(Message)]
     moment = 'COALESCE(m."occurred_at", m."created_at")'
     when = " OR ".join([f"({moment} >= %s AND {moment} < %s)"] * len(spans))
+    first = " OR ".join([f"({moment} >= %s AND {moment} < %s)"] * len(core))
     reach, params = ("s.workspace_id = %s AND s.user_id = %s", [owner.workspace_id, owner.user_id]) if owner.user_id \
         else ("m.session_id = %s", [session.pk])
     sql = (f"SELECT m.id, m.session_id, m.occurred_at, m.created_at FROM {_MESSAGES} m JOIN {_SESSIONS} s "
            f"ON s.id = m.session_id WHERE m.team_id = %s AND s.team_id = %s AND s.deleted_at IS NULL AND {reach} "
-           f"AND m.role <> %s AND ({when}) ORDER BY LENGTH(m.content) DESC, m.id LIMIT {int(limit + len(skip))}")
+           f"AND m.role <> %s AND ({when}) ORDER BY CASE WHEN {first} THEN 0 ELSE 1 END, LENGTH(m.content) DESC, m.id "
+           f"LIMIT {int(limit + len(skip))}")
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(sql, [team_id, team_id, *params, MessageRole.SYSTEM.value,
-                             *(adapt(bound) for span in spans for bound in span)])
+                             *(adapt(bound) for span in spans for bound in span),
+                             *(adapt(bound) for span in core for bound in span)])
         rows = cursor.fetchall()
     chains = converters(connection, (Message._meta.get_field("occurred_at"), Message._meta.get_field("created_at")))
     rows = converted(rows, 4, [(index + 2, chain, column) for index, chain, column in chains], connection) \

@@ -161,3 +161,11 @@ def test_turns_of_the_week_after_a_named_day_do_not_keep_out_the_turns_said_that
     that_day = said(principal, "We planted basil and mint.", datetime(2023, 5, 8, 10, tzinfo=UTC), "s-may")
     hits = search(principal, "What did we talk about on May 8, 2023?", limit=5, zone=UTC)
     assert (hits[0].message.pk, hits[0].why) == (that_day.pk, "said_then")
+
+
+def test_without_a_time_zone_the_turns_of_the_named_utc_day_come_before_those_of_the_day_before(principal):
+    said(principal, "A long turn of the evening before, about the garden and the roses and the fence.",
+         datetime(2023, 5, 7, 12, tzinfo=UTC), "s-7")
+    that_day = said(principal, "We planted basil.", datetime(2023, 5, 8, 9, tzinfo=UTC), "s-8")
+    hits = search(principal, "What did we talk about on May 8, 2023?", limit=1)
+    assert [hit.message.pk for hit in hits] == [that_day.pk]
