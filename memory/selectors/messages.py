@@ -111,8 +111,9 @@ def messages_search(
     """
     if limit <= 0 or (session is None and not owner.user_id):
         return []
+    now = now or timezone.now()
     tokens = query_tokens(query_text)
-    periods = mentioned_periods(query_text, now=now or timezone.now(), zone=zone)
+    periods = mentioned_periods(query_text, now=now, zone=zone)
     if not tokens and not periods:
         return []
     team_id = principal.team.pk
@@ -142,17 +143,17 @@ def messages_search(
     ranked = _with_dense(principal, ranked, owner, session, query_text)
     reachable = [item for item in ranked if item.pk not in exclude_ids and in_reach(item.values)]
     said_then: set[int] = set()
-    if periods:
-        itself = period_spans(periods, now or timezone.now(), zone, talked_about=False)
-        inside = [index for index, item in enumerate(reachable)
-                  if any(start <= (item.values["occurred_at"] or item.values["created_at"]) < end for start, end in itself)]
-        if len(inside) < limit:
-            skip = {item.pk for item in reachable} | set(exclude_ids)
-            extra = _said_in_periods(team_id, owner, session, periods, now or timezone.now(), zone,
-                                     limit - len(inside), skip)
-            said_then = {item.pk for item in extra}
-            at = inside[-1] + 1 if inside else 0  # after the words' last hit in the period, before the rest
-            reachable = reachable[:at] + extra + reachable[at:]
+    spans = period_spans(periods, now, zone, talked_about=False) if periods else []  # the periods themselves
+    inside = [index for index, item in enumerate(reachable)
+              if spans and _within(item.values["occurred_at"] or item.values["created_at"], spans)]
+    if spans and len(inside) < limit:
+        # Without a time zone the spans start a day early; the periods' own UTC days come first.
+        core = spans if zone is not None else period_spans(periods, now, UTC, talked_about=False)
+        skip = {item.pk for item in reachable} | set(exclude_ids)
+        extra = _said_in_periods(team_id, owner, session, spans, core, limit - len(inside), skip)
+        said_then = {item.pk for item in extra}
+        at = inside[-1] + 1 if inside else 0  # after the words' last hit in the periods, before the rest
+        reachable = reachable[:at] + extra + reachable[at:]
     hits: list[MessageHit] = []
     seen = set(exclude_texts)
     # Read the candidates a window at a time until `limit` distinct texts are found, so the
@@ -203,19 +204,19 @@ def _in_named_periods(ranked: list[Scored], periods: list[Period | DayRange], zo
     return sorted(ranked, key=lambda item: (-item.score, -item.pk))
 
 
-def _said_in_periods(team_id: int, owner: Owner, session: Session | None, periods: list[Period | DayRange],
-                     now: datetime, zone: tzinfo | None, limit: int, skip: set[int]) -> list[Scored]:
-    """Turns in the reach of messages_search said in `periods` themselves (occurred_at, else
-    created_at; memory.search.when.period_spans without the week a named day is talked about
-    after), other than system messages and the ids in `skip`: the `limit` longest (they say the
-    most; ties oldest first; without a time zone those of the periods' own UTC days first), in
-    the order they were said, scored 0. One statement, by time alone."""
-    spans = period_spans(periods, now, zone, talked_about=False)
-    if not spans or limit <= 0:
+def _within(moment: datetime, spans: list[tuple[datetime, datetime]]) -> bool:
+    return any(start <= moment < end for start, end in spans)
+
+
+def _said_in_periods(team_id: int, owner: Owner, session: Session | None, spans: list[tuple[datetime, datetime]],
+                     core: list[tuple[datetime, datetime]], limit: int, skip: set[int]) -> list[Scored]:
+    """Turns in the reach of messages_search said within `spans` (occurred_at, else
+    created_at; [start, end) in UTC, from memory.search.when.period_spans), other than system
+    messages and the ids in `skip`: the `limit` longest (they say the most; those within
+    `core` first; ties oldest first), in the order they were said, scored 0. One statement,
+    by time alone (message_session_said_idx)."""
+    if limit <= 0:
         return []
-    # Without a time zone the spans start a day early (memory.search.when); the turns of the
-    # periods' own UTC days come first.
-    core = spans if zone is not None else period_spans(periods, now, UTC, talked_about=False)
     connection = connections[router.db_for_read(Message)]
     moment = 'COALESCE(m."occurred_at", m."created_at")'
     when = " OR ".join([f"({moment} >= %s AND {moment} < %s)"] * len(spans))
@@ -229,14 +230,13 @@ def _said_in_periods(team_id: int, owner: Owner, session: Session | None, period
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(sql, [team_id, team_id, *params, MessageRole.SYSTEM.value,
-                             *(adapt(bound) for span in spans for bound in span),
-                             *(adapt(bound) for span in core for bound in span)])
+                             *(adapt(bound) for span in (*spans, *core) for bound in span)])
         rows = cursor.fetchall()
     chains = converters(connection, (Message._meta.get_field("occurred_at"), Message._meta.get_field("created_at")))
     rows = converted(rows, 4, [(index + 2, chain, column) for index, chain, column in chains], connection) \
         if chains else rows
     chosen = [(occurred_at or created_at, pk, session_id) for pk, session_id, occurred_at, created_at in rows
-              if pk not in skip and any(start <= (occurred_at or created_at) < end for start, end in spans)][:limit]
+              if pk not in skip and _within(occurred_at or created_at, spans)][:limit]
     return [Scored(pk=pk, score=0.0, matched=(), values={"session": session_id}) for _, pk, session_id in sorted(chosen)]
 
 
