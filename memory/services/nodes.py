@@ -213,7 +213,10 @@ def is_identical(node: Node, data: NodeInput) -> bool:
     return _same_text(node.title, data.title) and _same_text(node.content, data.content)
 
 
-def descriptive_changes(node: Node, data: NodeInput) -> dict[str, Any]:
+def descriptive_changes(node: Node, data: NodeInput, *, as_notes: bool = True) -> dict[str, Any]:
+    """The descriptive fields `data` changes on `node`. With `as_notes`, a title or content
+    that reads as the same note (note_text) is no change: a repeated write does not churn the
+    stored text. An explicit edit passes False: the text becomes exactly what was sent."""
     wanted = {
         "title": data.title,
         "content": data.content,
@@ -227,7 +230,7 @@ def descriptive_changes(node: Node, data: NodeInput) -> dict[str, Any]:
     changes = {}
     for name, value in wanted.items():
         current = getattr(node, name)
-        if isinstance(value, str) and _same_text(current, value):
+        if as_notes and isinstance(value, str) and _same_text(current, value):
             continue
         if current != value:
             changes[name] = value
@@ -314,7 +317,8 @@ def node_update(
             NodeInput(scope=node.scope, type=node.type, domain=node.domain, key=node.key,
                       value_json=node.value_json, **merged)
         )
-        effective = {name: value for name, value in descriptive_changes(node, data).items() if name in changes}
+        effective = {name: value for name, value in descriptive_changes(node, data, as_notes=False).items()
+                     if name in changes}
         if not effective:
             return node
         return apply_update(principal, node, effective, reason=reason)

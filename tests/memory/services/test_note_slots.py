@@ -14,6 +14,7 @@ from memory.capture.consolidate import nodes_merge_duplicates
 from memory.errors import Conflict
 from memory.models import Node
 from memory.services.node_input import NodeInput, conflict_slot, note_text
+from memory.services.nodes import node_update
 from memory.services.upsert import node_upsert
 from tests.helpers import make_node
 
@@ -137,3 +138,10 @@ def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twin
         assert (again.node.pk, again.created) == (older, False)
     finally:
         _migrate(latest)
+
+
+def test_an_explicit_edit_of_only_punctuation_or_case_is_stored_as_sent(principal):
+    node = make_node(principal, type="fact", title="user likes tea")
+    edited = node_update(principal=principal, node_id=node.pk, changes={"title": "User likes tea."}, reason="fix")
+    assert (edited.title, edited.version) == ("User likes tea.", node.version + 1)
+    assert edited.slot == node.slot  # the same note: its slot stays
