@@ -7,9 +7,10 @@ lets through, among the active nodes of one owner (a user's user-scope nodes, a 
 workspace-scope nodes), grouped by whether they expire:
 - keyless notes of one domain and type whose title and content read the same as a write
   compares them (memory.services.node_input.note_text: full/half width, case,
-  traditional/simplified, punctuation and spacing aside): 用户不吃香菜 / 用户不吃香菜。 /
-  「用户 不吃香菜」. A write refuses such a twin, so they come from stores written before it
-  did (migration 0021 left them active, each with a slot of its own);
+  traditional/simplified, spacing and the marks that only punctuate a sentence aside):
+  用户不吃香菜 / 用户不吃香菜。 / 「用户 不吃香菜」. A write refuses such a twin, so they come from
+  stores written before it did (migration 0021 left them active, each with a slot of its
+  own); a lone such twin takes its note's slot once no other active copy holds it;
 - keyed nodes of one domain with the same key and the same value (canonical JSON) stored
   under different types (a preference and a constraint `avoid_ingredient = 香菜`).
 The oldest node of a group survives. It gains the others' source messages (in order, no
