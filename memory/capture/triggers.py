@@ -87,9 +87,12 @@ def enqueue(job_id: int, *, background: bool = False) -> bool:
 
 def _run_detached(job_id: int) -> None:
     from memory.capture.jobs import job_run
+    from memory.services.maintenance import statistics_refresh_if_stale
 
     try:
         job_run(job_id)
+        # Without a broker no beat runs the sweep that refreshes SQLite's statistics.
+        statistics_refresh_if_stale()
     except Exception:  # noqa: BLE001 - a background job's failure is logged; the sweep retries it
         logger.exception("capture job %s failed on its thread", job_id)
     finally:
