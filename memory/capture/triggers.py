@@ -91,9 +91,11 @@ def _run_detached(job_id: int) -> None:
 
     try:
         job_run(job_id)
-        # Without a broker no beat runs the sweep that refreshes SQLite's statistics.
-        statistics_refresh_if_stale()
     except Exception:  # noqa: BLE001 - a background job's failure is logged; the sweep retries it
         logger.exception("capture job %s failed on its thread", job_id)
+    try:
+        statistics_refresh_if_stale()  # without a broker no beat runs the sweep that refreshes them
+    except Exception:  # noqa: BLE001 - the next job tries again
+        logger.exception("refreshing SQLite's statistics after capture job %s failed", job_id)
     finally:
         connection.close()

@@ -28,7 +28,6 @@ _T2S = opencc.OpenCC("t2s")
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
-_SPACE_BESIDE_CJK = re.compile(rf"(?<=[{_CJK}]) | (?=[{_CJK}])")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
 MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
@@ -81,50 +80,71 @@ def _runs(normalized: str) -> Iterator[tuple[str, str]]:
             yield "word", word
 
 
-# Marks that punctuate a sentence rather than say something (after NFKC, which makes
-# full-width ！？（），：； ASCII). Symbols (= < > + # % @ / $ € ° emoji …) are never among them, nor
-# is the hyphen-minus (-5, 3-5, A-, x - 1).
-SENTENCE_MARKS = frozenset(".,!?;:'\"()[]{}«»‹›‚“”„—、。「」『』【】《》〈〉〔〕")
+# How notes are compared (note_words). After NFKC, which makes full-width ，；：！ ASCII, a
+# separator that ends a word (tea. / Fridays: / 开心，) only punctuates; one standing alone or
+# starting a word (use ; as / .env / ,5) is part of what is said. Quotes and brackets of CJK
+# text and typographic double quotes only enclose. Never folded: ? (a question is not a
+# statement), brackets ( ) [ ] { }, the hyphen-minus, symbols (= < > + # % @ / $ € ° emoji …).
+_SEPARATORS = frozenset(".,;:!—、。")
+_ENCLOSERS = frozenset("“”„‚«»‹›「」『』【】《》〈〉〔〕")
+_ASCII_QUOTES = frozenset("'\"")  # enclose only beside Han or kana (用户说"好"); else 5' and 5" differ
+_MARKS = _SEPARATORS | _ENCLOSERS | _ASCII_QUOTES
 _NOTE_FOLDS = {0xFE0E: None, 0xFE0F: None, 0x200B: None,  # variation selectors, zero-width space
                0x2018: "'", 0x2019: "'",  # typographic apostrophes: doesn’t is doesn't
                0x2013: "-", 0x2212: "-"}  # en dash and minus sign: 3–5 is 3-5, −5 is -5
-_BOUNDARY = "\x00"  # where a mark was: a word boundary, between two CJK characters too (不，要辣 is not 不要辣)
+# Forms NFKC would make plain digits, written out first so that they stay apart: 10⁶ is not
+# 106, 选①② is not 选12.
+_KEPT_FORMS = {**{ord(ch): f"^{digit}" for digit, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
+               **{0x2460 + number - 1: f"({number})" for number in range(1, 21)}}
+# Han and kana are written without spaces between words; Hangul is not (아버지가 방에 ≠ 아버지 가방에).
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_BOUNDARY = "\x00"  # where a separator was: between two words it stays a space (不是，5点 is not 不是5点)
+_SPACE_BESIDE_UNSPACED = re.compile(rf"(?<=[{_UNSPACED}]) | (?=[{_UNSPACED}])")
 _GAPS = re.compile(r"[ \x00]+")
-_LOOSE_BOUNDARY = re.compile(rf"(?<![{_CJK}])\x00|\x00(?![{_CJK}])")  # not between two CJK characters: a space
+_LOOSE_BOUNDARY = re.compile(r"(?<!\w)\x00|\x00(?!\w)")  # not between two words: a plain space
 
 
-def _word_char(ch: str) -> bool:
-    """A letter or digit of a non-CJK script."""
-    match = _RUNS.match(ch)
-    return match is not None and match.group(2) is not None
+_UNSPACED_CHAR = re.compile(rf"[{_UNSPACED}]")
 
 
-def _mark_says_something(text: str, index: int) -> bool:
-    """Whether the sentence mark at `index` is part of what `text` says: inside a word or
-    number (3.5, 1,000, it's, a.b), a point before a number (.5), or beside a symbol (!=, ?=)."""
+def _unspaced(ch: str) -> bool:
+    return _UNSPACED_CHAR.match(ch) is not None
+
+
+def _folded_mark(text: str, index: int) -> str | None:
+    """What the mark at `index` of `text` reads as: "" (it only encloses), _BOUNDARY (it only
+    separates), or None (it is part of what the text says)."""
+    ch = text[index]
     before = text[index - 1] if index else " "
     after = text[index + 1] if index + 1 < len(text) else " "
-    if _word_char(before) and _word_char(after):
-        return True
-    if text[index] == "." and after.isdigit():
-        return True
-    return any(not (ch.isspace() or ch.isalnum() or ch in SENTENCE_MARKS) for ch in (before, after))
+    beside_han = _unspaced(before) or _unspaced(after)
+    if ch in _ENCLOSERS or (ch in _ASCII_QUOTES and beside_han):
+        return ""
+    if ch in _SEPARATORS and (beside_han or (before.isalnum() and after.isspace())):
+        return _BOUNDARY
+    return None
 
 
 def note_words(text: str) -> str:
     """`text` as notes are compared (R-STORE): its normal form (memory.search.text.normalize)
-    without the marks that only punctuate it (SENTENCE_MARKS, unless part of what it says),
-    emoji variation selectors or spacing beside CJK characters; typographic apostrophes and
-    dashes read as ASCII; a mark between words read as one space, other spacing folded to one.
-    "「用户 不吃香菜」" and "用户不吃香菜！", "Deploy on Fridays: never" and "deploy on fridays —
-    never!", "doesn’t" and "doesn't" read the same; "-5°C" and "5°C", "气温-5度" and "气温5度",
-    "C#" and "C", "x != y" and "x = y", "10%" and "10", "3.5" and "35", "不，要辣" and "不要辣" do
-    not. Empty for a text of nothing but sentence marks and spacing."""
-    normal = normalize(text).translate(_NOTE_FOLDS)
-    marked = "".join(_BOUNDARY if ch in SENTENCE_MARKS and not _mark_says_something(normal, index)
-                     else " " if ch.isspace() else ch for index, ch in enumerate(normal))
-    gaps = _LOOSE_BOUNDARY.sub(" ", _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", marked))
-    return " ".join(_SPACE_BESIDE_CJK.sub("", gaps).replace(_BOUNDARY, " ").split())
+    without the marks that only punctuate it (see _SEPARATORS and _ENCLOSERS above), emoji
+    variation selectors, or spacing beside Han and kana; typographic apostrophes and dashes
+    read as ASCII; spacing folded to one space. "「用户 不吃香菜」" and "用户不吃香菜！", "I like
+    tea." and "i like  TEA!", "doesn’t" and "doesn't" read the same; "-5°C" and "5°C",
+    "不是，5点" and "不是5点", "use ; as the delimiter" and "use , as the delimiter", "from .env"
+    and "from env", "Friday?" and "Friday.", "C#" and "C", "x != y" and "x = y", "10%" and "10",
+    "3.5" and "35" do not. Empty for a text of nothing but such marks and spacing."""
+    normal = normalize(text.translate(_KEPT_FORMS)).translate(_NOTE_FOLDS)
+    parts = []
+    for index, ch in enumerate(normal):
+        if ch.isspace():
+            parts.append(" ")
+            continue
+        folded = _folded_mark(normal, index) if ch in _MARKS else None
+        parts.append(ch if folded is None else folded)
+    gaps = _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", "".join(parts))
+    gaps = _LOOSE_BOUNDARY.sub(" ", gaps)
+    return " ".join(_SPACE_BESIDE_UNSPACED.sub("", gaps).replace(_BOUNDARY, " ").split())
 
 
 def _bigrams(run: str) -> list[str]:

@@ -34,6 +34,9 @@ def statistics_refresh() -> bool:
     return True
 
 
+_ANALYSED_ROWS: dict[str, int] = {}  # database name → messages counted at this process's last refresh
+
+
 def statistics_refresh_if_stale(*, growth: float = 2.0, min_rows: int = 1000) -> bool:
     """statistics_refresh when SQLite's planner has no statistics for the message table yet
     (once it holds `min_rows`) or the table has grown past `growth` times the rows they were
@@ -52,9 +55,16 @@ def statistics_refresh_if_stale(*, growth: float = 2.0, min_rows: int = 1000) ->
             cursor.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'memory_message' AND idx IS NOT NULL LIMIT 1")
             row = cursor.fetchone()
             computed_over = int(row[0].split()[0]) if row else None
+    # SQLite's own count is a sample's estimate (analysis_limit): as low as 0.4 of the rows at
+    # 20k messages, which would look doubled at once; the count taken at this process's last
+    # refresh is exact.
+    database = connection.settings_dict["NAME"]
+    computed_over = max(filter(None, (computed_over, _ANALYSED_ROWS.get(database))), default=None)
     if rows_now < min_rows or (computed_over is not None and rows_now <= growth * computed_over):
         return False
-    return statistics_refresh()
+    refreshed = statistics_refresh()
+    _ANALYSED_ROWS[database] = rows_now
+    return refreshed
 
 
 def nodes_expire_due(*, team: Team, now: datetime | None = None, batch: int = EXPIRE_BATCH) -> list[int]:

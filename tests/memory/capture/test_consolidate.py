@@ -126,7 +126,7 @@ def test_workspace_memory_merges_only_when_its_workspace_is_named(team, principa
     kept = make_node(principal, scope="workspace", workspace_id="w1", user_id="", type="decision",
                      title="Deploy on Fridays: never")
     twin = stored_before(principal, scope="workspace", workspace_id="w1", user_id="", type="decision",
-                     title="deploy on fridays — never!")
+                     title="deploy on fridays: never!")
     assert nodes_merge_duplicates(team=team, user_id="u1") == []
     merges = nodes_merge_duplicates(team=team, workspace_id="w1")
     assert [(m.survivor_id, m.merged_ids) for m in merges] == [(kept.pk, [twin.pk])]
@@ -134,7 +134,7 @@ def test_workspace_memory_merges_only_when_its_workspace_is_named(team, principa
 
 def test_hard_forgetting_the_survivor_removes_the_duplicates_merged_into_it(team, principal):
     kept = make_node(principal, title=f"{MARKER} noted", type="fact")
-    twin = stored_before(principal, title=f"{MARKER}, noted!", type="fact")
+    twin = stored_before(principal, title=f"{MARKER} noted!", type="fact")
     nodes_merge_duplicates(team=team, user_id="u1")
 
     result = memory_forget(principal=principal, selector=ForgetSelector(node_id=kept.pk), mode="hard", confirm=True)

@@ -23,17 +23,18 @@ from tests.helpers import make_node
     ("我今天非常开心", "我今天非常开心。"),
     ("「用户 不吃香菜」", "用户不吃香菜！"),
     ("I like tea.", "i like  TEA!"),
-    ("Deploy on Fridays: never", "deploy on fridays — never!"),
+    ("Deploy on Fridays: never", "deploy on fridays never!"),
+    ("用户说“好”", "用户说好"),  # quotes of Chinese text only enclose
+    ("用户不吃“香菜”", "用户不吃香菜"),
     ("ＬＩＫＥＳ　ＧＲＥＥＮ　ＴＥＡ", "likes green tea"),
     ("頭髮很長", "头发很长"),
     ("❤️ NY", "❤ NY"),  # an emoji's variation selector
-    ("“quoted” text (see above)", "quoted text, see above"),
+    ("“quoted” text, see above", "quoted text see above"),
     ("我，你", "我、你"),
     ("用户喜欢 Python", "用户喜欢Python"),
     ("User doesn't like cilantro", "User doesn’t like cilantro"),  # a phone keyboard's apostrophe
     ("3-5 days", "3–5 days"),
     ("−5", "-5"),
-    ("用户对芒果过敏, noted", "用户对芒果过敏 noted"),
 ])
 def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_same(left, right):
     assert note_text(left) == note_text(right)
@@ -70,6 +71,26 @@ def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_sa
     ("grade A-", "grade A"),
     ("it was –5°C", "it was 5°C"),
     ("3 - 5", "3 5"),
+    # a third newcomer's list: a separator between a Chinese word and a number or Latin word, a
+    # mark standing alone or starting a word, ? and brackets, forms NFKC would make digits, Hangul
+    ("不是，5点开会", "不是5点开会"),
+    ("不要，iPhone就行", "不要iPhone就行"),
+    ("User's CSV files use ; as the delimiter", "User's CSV files use , as the delimiter"),
+    ("PATH separator is :", "PATH separator is ;"),
+    ("Guard clause: if (!token) return early", "Guard clause: if (token) return early"),
+    ("set verbose = !quiet", "set verbose = quiet"),
+    ("email?: string", "email: string"),
+    ("Deploy on Friday?", "Deploy on Friday."),
+    ("Secrets are loaded from .env", "Secrets are loaded from env"),
+    ("Default is []", "Default is {}"),
+    ("[0, 1)", "[0, 1]"),
+    ("Balance is (500)", "Balance is 500"),
+    ("The shelf is 5' wide", 'The shelf is 5" wide'),
+    ("气温—5度", "气温5度"),
+    ("Dose is ,5 mg", "Dose is 5 mg"),
+    ("Budget is 10⁶ dollars", "Budget is 106 dollars"),
+    ("选①②", "选12"),
+    ("아버지가 방에 들어가신다", "아버지 가방에 들어가신다"),
 ])
 def test_notes_differing_in_words_symbols_or_marks_that_say_something_do_not(left, right):
     assert note_text(left) != note_text(right)
