@@ -88,7 +88,9 @@ def _runs(normalized: str) -> Iterator[tuple[str, str]]:
 _SEPARATORS = frozenset(".,;:!—、。")
 _ENCLOSERS = frozenset("“”„‚«»‹›「」『』【】《》〈〉〔〕")
 _ASCII_QUOTES = frozenset("'\"")  # enclose only beside Han or kana (用户说"好"); else 5' and 5" differ
-_MARKS = _SEPARATORS | _ENCLOSERS | _ASCII_QUOTES
+_SEPARATOR_RUN = re.compile("[" + re.escape("".join(sorted(_SEPARATORS))) + "]+")
+_ENCLOSER = re.compile("[" + re.escape("".join(sorted(_ENCLOSERS | _ASCII_QUOTES))) + "]")
+_SPACES = re.compile(r"\s+")
 _NOTE_FOLDS = {0xFE0E: None, 0xFE0F: None, 0x200B: None,  # variation selectors, zero-width space
                0x2018: "'", 0x2019: "'",  # typographic apostrophes: doesn’t is doesn't
                0x2013: "-", 0x2212: "-"}  # en dash and minus sign: 3–5 is 3-5, −5 is -5
@@ -111,18 +113,26 @@ def _unspaced(ch: str) -> bool:
     return _UNSPACED_CHAR.match(ch) is not None
 
 
-def _folded_mark(text: str, index: int) -> str | None:
-    """What the mark at `index` of `text` reads as: "" (it only encloses), _BOUNDARY (it only
-    separates), or None (it is part of what the text says)."""
-    ch = text[index]
+def _separators(run: re.Match) -> str:
+    """A run of separators (…, !!, 。) as it reads: a boundary where it ends a word or sits
+    beside Han or kana, else itself (part of what is said)."""
+    text, start, end = run.string, run.start(), run.end()
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    if _unspaced(before) or _unspaced(after) or (before.isalnum() and after.isspace()):
+        return _BOUNDARY
+    return run.group()
+
+
+def _enclosers(mark: re.Match) -> str:
+    """A quote or bracket that only encloses reads as nothing; an ASCII quote does so only
+    beside Han or kana."""
+    text, index = mark.string, mark.start()
+    if mark.group() not in _ASCII_QUOTES:
+        return ""
     before = text[index - 1] if index else " "
     after = text[index + 1] if index + 1 < len(text) else " "
-    beside_han = _unspaced(before) or _unspaced(after)
-    if ch in _ENCLOSERS or (ch in _ASCII_QUOTES and beside_han):
-        return ""
-    if ch in _SEPARATORS and (beside_han or (before.isalnum() and after.isspace())):
-        return _BOUNDARY
-    return None
+    return "" if _unspaced(before) or _unspaced(after) else mark.group()
 
 
 def note_words(text: str) -> str:
@@ -135,15 +145,8 @@ def note_words(text: str) -> str:
     and "from env", "Friday?" and "Friday.", "C#" and "C", "x != y" and "x = y", "10%" and "10",
     "3.5" and "35" do not. Empty for a text of nothing but such marks and spacing."""
     normal = normalize(text.translate(_KEPT_FORMS)).translate(_NOTE_FOLDS)
-    parts = []
-    for index, ch in enumerate(normal):
-        if ch.isspace():
-            parts.append(" ")
-            continue
-        folded = _folded_mark(normal, index) if ch in _MARKS else None
-        parts.append(ch if folded is None else folded)
-    gaps = _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", "".join(parts))
-    gaps = _LOOSE_BOUNDARY.sub(" ", gaps)
+    marked = _SEPARATOR_RUN.sub(_separators, _ENCLOSER.sub(_enclosers, _SPACES.sub(" ", normal)))
+    gaps = _LOOSE_BOUNDARY.sub(" ", _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", marked))
     return " ".join(_SPACE_BESIDE_UNSPACED.sub("", gaps).replace(_BOUNDARY, " ").split())
 
 

@@ -34,7 +34,7 @@ def test_parallel_consolidations_write_one_version(racer):
 
 def test_parallel_merges_fold_each_duplicate_once(racer):
     survivor = make_node(racer, type="fact", title="likes tea")
-    twins = [stored_before(racer, type="fact", title=f"likes tea{mark}") for mark in ("!", ".", "?", "…")]
+    twins = [stored_before(racer, type="fact", title=f"likes tea{mark}") for mark in ("!", ".", "。", "…")]
     results = run_parallel([lambda: nodes_merge_duplicates(team=racer.team, user_id="u1")] * 4, team=racer.team)
     assert all(not isinstance(result, Exception) for result in results), results
     assert sorted(len(result) for result in results) == [0, 0, 0, 1]

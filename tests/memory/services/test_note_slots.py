@@ -166,3 +166,8 @@ def test_an_explicit_edit_of_only_punctuation_or_case_is_stored_as_sent(principa
     edited = node_update(principal=principal, node_id=node.pk, changes={"title": "User likes tea."}, reason="fix")
     assert (edited.title, edited.version) == ("User likes tea.", node.version + 1)
     assert edited.slot == node.slot  # the same note: its slot stays
+
+
+@pytest.mark.parametrize("twin", ["likes tea!!", "likes tea…", "likes tea。", "「likes tea」"])
+def test_a_run_of_marks_that_ends_a_note_reads_as_nothing(twin):
+    assert note_text(twin) == note_text("likes tea")
