@@ -1,6 +1,7 @@
-"""Keyless notes' conflict slots as writes now compute them: by the note's words, punctuation,
-symbols, case and spacing aside (memory.services.node_input.note_text), so "…非常开心" and
-"…非常开心。" are one note and the second write finds the first instead of adding a twin.
+"""Keyless notes' conflict slots as writes now compute them: by the note as
+memory.services.node_input.note_text reads it (case, width, script, spacing and the marks that
+only punctuate aside; symbols and marks that say something kept), so "…非常开心" and "…非常开心。"
+are one note and the second write finds the first instead of adding a twin.
 
 Every keyless node's slot is computed again. Where two active notes of one owner, domain and
 type now read the same, the oldest keeps the slot — the one consolidation (memory.capture.

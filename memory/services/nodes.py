@@ -207,7 +207,7 @@ def slot_holders(principal: Principal, data: NodeInput):
 
 def is_identical(node: Node, data: NodeInput) -> bool:
     """Same value (keyed), or the same title and content as notes are compared (keyless;
-    node_input.note_text: case, punctuation and spacing aside)."""
+    node_input.note_text: case, spacing and the marks that only punctuate aside)."""
     if data.key:
         return node.value_hash == value_hash(data.value_json)
     return _same_text(node.title, data.title) and _same_text(node.content, data.content)
