@@ -25,8 +25,10 @@ import Stemmer
 
 _T2S = opencc.OpenCC("t2s")
 
-# Han (with extensions and compatibility forms), kana and Hangul syllables.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
+# Han (with extensions and compatibility forms) and kana, written without spaces between words;
+# with Hangul syllables, which are spaced (아버지가 방에 ≠ 아버지 가방에), the CJK scripts.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_CJK = _UNSPACED + "\uac00-\ud7af"
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed
@@ -98,14 +100,10 @@ _NOTE_FOLDS = {0xFE0E: None, 0xFE0F: None, 0x200B: None,  # variation selectors,
 # 106, 选①② is not 选12.
 _KEPT_FORMS = {**{ord(ch): f"^{digit}" for digit, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
                **{0x2460 + number - 1: f"({number})" for number in range(1, 21)}}
-# Han and kana are written without spaces between words; Hangul is not (아버지가 방에 ≠ 아버지 가방에).
-_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _BOUNDARY = "\x00"  # where a separator was: between two words it stays a space (不是，5点 is not 不是5点)
 _SPACE_BESIDE_UNSPACED = re.compile(rf"(?<=[{_UNSPACED}]) | (?=[{_UNSPACED}])")
 _GAPS = re.compile(r"[ \x00]+")
 _LOOSE_BOUNDARY = re.compile(r"(?<!\w)\x00|\x00(?!\w)")  # not between two words: a plain space
-
-
 _UNSPACED_CHAR = re.compile(rf"[{_UNSPACED}]")
 
 
