@@ -10,9 +10,12 @@ ago", "上周", "三天前") as concrete ranges of days counted back from `now`'
 (yesterday, the day before yesterday / 前天, 大前天, N days ago), a week Monday to Sunday (last
 week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
 Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
-ago). A period that holds `now` (today, this week, this month, 今天, 今年 …) is not read:
-"我今天想吃辣的" speaks of the present, and a boost of the turns said lately would only push the
-latest chatter above an older turn that matches as well. Every period found counts:
+ago). A period that holds `now` (today, this morning, this week, this month, this year, 今天,
+今晚, 这周, 本月, 今年 …) is read only in a question about what was said (`_TALK`: "what did we
+talk about today?", "我们今天聊了什么？", "what did I say this morning?"), as the days from its
+first to `now`'s; otherwise it is not: "我今天想吃辣的" speaks of the present, and a boost of
+the turns said lately would only push the latest chatter above an older turn that matches as
+well. "This weekend" is never read (it is as often the coming one). Every period found counts:
 "last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
 上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
@@ -31,7 +34,7 @@ import calendar
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from memory.search.text import normalize
 
@@ -107,6 +110,21 @@ _RELATIVE = [
                r"(?P<unit>周末|周(?![围边到全期刊])|星期|礼拜|月(?![饼亮光球台]))"
                rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个?星期|个?礼拜|个月|年)前"),
 ]
+
+# A period that holds now (read only with _TALK): today and its parts, this week, month or year.
+_PRESENT = [
+    re.compile(r"\b(?:(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|this\s+(?P<unit>week|month|year))\b"),
+    # 本 not ending another word (日本, 书本, 成本 …), 月 not starting one (月饼, 月刊 …)
+    re.compile(r"(?P<today>今天|今日|今早|今晨|今晚|今儿)|(?:这|(?<![日书课版成资基根剧样账记原文脚范副标读])本)个?"
+               r"(?P<unit>周(?![末围边到全期刊])|星期|礼拜|月(?![饼亮光球台刊]))|(?P<year>今年)"),
+]
+# A sentence that asks what was said (_TALK and _ASKING): a period that holds now in it asks
+# for the turns said in it ("what did we talk about today?", "总结一下今天聊的"); "today I
+# talked to mom" and "我今天和朋友聊了很多" do not.
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_TALK = re.compile(r"\b(?:talk(?:ed)?|discuss(?:ed)?|said|say|told|mention(?:ed)?|spoke|chat(?:ted)?|conversations?)\b"
+                   r"|聊|说过|说了|说的|讲过|讲了|谈过|谈了|谈到|提到|提过|问过|问了|对话")
+_ASKING = re.compile(r"[?？]|\b(?:what|which|anything|recap|summari[sz]e)\b|什么|哪|吗|啥|多少|回顾|总结")
 
 
 def _reaches(day: int, start: date, end: date, lead: int, tail: int) -> bool:
@@ -210,6 +228,21 @@ def _relative(match: re.Match, today: date) -> DayRange | None:
     return _days_back(_UNITS[parts["ago"]], back, today)
 
 
+def _present(match: re.Match, today: date) -> DayRange:
+    """Today, or this week (from Monday), month or year, up to and including `today`."""
+    parts = match.groupdict()
+    unit = "year" if parts.get("year") else _UNITS.get(parts["unit"] or "", "day")
+    if unit == "week":
+        start = today - timedelta(days=today.weekday())
+    elif unit == "month":
+        start = today.replace(day=1)
+    elif unit == "year":
+        start = today.replace(month=1, day=1)
+    else:
+        start = today
+    return DayRange(start, today)
+
+
 def _modal_may(text: str, parts: dict) -> bool:
     """"which 2 may I bring": a number then "may" is a verb, unless a year or "of" makes it a
     date ("2 May 2023", "the 2nd of May")."""
@@ -276,6 +309,13 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
             return resolved[match.group(0)]
 
         readers += [(pattern, relative) for pattern in _RELATIVE]
+        asking = [sentence.span() for sentence in _SENTENCE.finditer(folded)
+                  if _TALK.search(sentence.group(0)) and _ASKING.search(sentence.group(0))]
+
+        def present(match: re.Match) -> DayRange | None:
+            return _present(match, today) if any(start <= match.start() < end for start, end in asking) else None
+
+        readers += [(pattern, present) for pattern in _PRESENT] if asking else []
     found: list[tuple[int, Period | DayRange]] = []
     taken = bytearray(len(folded))  # 1: a character an earlier form read
     for pattern, read in readers:

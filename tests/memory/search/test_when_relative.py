@@ -108,13 +108,41 @@ def test_words_that_only_look_like_relative_periods_name_none(text):
 
 
 @pytest.mark.parametrize("text", [
-    "What did we talk about today?", "this week", "this weekend", "this month", "THIS YEAR", "0 days ago",
+    "What should we cook today?", "this week", "this weekend", "this month", "THIS YEAR", "0 days ago",
     "我今天想吃辣的", "这周", "本周", "这个星期", "这礼拜", "这个周末", "这周末", "这个月", "本月", "今年", "0天前",
 ])
 def test_a_period_that_holds_now_names_none(text):
     """It speaks of the present; the turns said lately are not lifted for it (memory.search.when)."""
     assert mentioned_periods(text, now=LEAP_MARCH) == []
     assert mentioned_periods(f"{text} and last month", now=LEAP_MARCH) == days((2024, 2, 1), (2024, 2, 29))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("What did we talk about today?", days((2024, 3, 1))),
+    ("what did I say this morning?", days((2024, 3, 1))),
+    ("Anything we discussed tonight", days((2024, 3, 1))),
+    ("What did we discuss this week?", days((2024, 2, 26), (2024, 3, 1))),  # Monday to today
+    ("which books did we talk about this month?", days((2024, 3, 1))),
+    ("我们今天聊了什么？", days((2024, 3, 1))),
+    ("总结一下今天聊的", days((2024, 3, 1))),
+    ("这周我说过什么", days((2024, 2, 26), (2024, 3, 1))),
+    ("这个礼拜我们谈到过哪些书？", days((2024, 2, 26), (2024, 3, 1))),
+    ("本月聊了什么", days((2024, 3, 1))),
+    ("今年我们聊过哪些电影？", days((2024, 1, 1), (2024, 3, 1))),
+    ("今天我说过想吃什么？昨天呢？", days((2024, 3, 1)) + days((2024, 2, 29))),
+])
+def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it(text, expected):
+    """"What did we talk about today?" asks for today's turns: from the period's first day to now's."""
+    assert mentioned_periods(text, now=LEAP_MARCH) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "today I talked to mom", "我今天和朋友聊了很多", "I am tired today. What did I say about sleep?",
+    "what did we talk about this weekend?",  # as often the coming one
+    "这周围有人聊天吗？", "这个月饼是你说的那家吗", "日本月刊上说的是什么", "成本月报里提到了什么？",
+])
+def test_a_period_that_holds_now_is_not_read_outside_a_question_about_what_was_said(text):
+    assert mentioned_periods(text, now=LEAP_MARCH) == []
 
 
 def test_without_now_no_relative_period_is_read():

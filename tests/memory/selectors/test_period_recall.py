@@ -169,3 +169,25 @@ def test_without_a_time_zone_the_turns_of_the_named_utc_day_come_before_those_of
     that_day = said(principal, "We planted basil.", datetime(2023, 5, 8, 9, tzinfo=UTC), "s-8")
     hits = search(principal, "What did we talk about on May 8, 2023?", limit=1)
     assert [hit.message.pk for hit in hits] == [that_day.pk]
+
+
+def test_a_new_session_asking_what_was_said_today_gets_todays_turns_from_the_other_sessions(principal):
+    """An agent that starts a new session and asks what was talked about today (R-QUERY)."""
+    now = datetime(2025, 6, 11, 18, tzinfo=UTC)
+    said(principal, "Yesterday's long plan: paint the fence, then the shed, then the gate.",
+         datetime(2025, 6, 10, 12, tzinfo=UTC), "s-tue")
+    morning = said(principal, "We booked the dentist for Friday at nine.", datetime(2025, 6, 11, 9, tzinfo=UTC), "s-am")
+    noon = said(principal, "Lunch was the noodle place by the river.", datetime(2025, 6, 11, 12, tzinfo=UTC), "s-noon")
+    asked = said(principal, "Hello again!", now - timedelta(minutes=1), "s-new")
+    new = Owner(workspace_id="home", user_id="mel", session_id="s-new")
+    for question in ("What did we talk about today?", "我们今天聊了什么？", "总结一下今天聊的"):
+        hits = search(principal, question, now=now, zone=UTC)
+        assert [(hit.message.pk, hit.why) for hit in hits] == [
+            (morning.pk, "said_then"), (noon.pk, "said_then"), (asked.pk, "said_then")], question
+        with mock.patch("memory.selectors.context_gather.timezone", **{"now.return_value": now}):
+            context = context_build(principal=principal, request=ContextRequest(owner=new, query=question,
+                                                                                timezone="UTC"))
+        assert [(item.obj.pk, item.ref["why"]) for item in context.items if item.section == "earlier_messages"] == [
+            (morning.pk, "said_then"), (noon.pk, "said_then")], question  # the new session's own turn is recent
+    for statement in ("I feel tired today. Shall we cook noodles?", "我今天和朋友聊了很多"):
+        assert "said_then" not in {hit.why for hit in search(principal, statement, now=now, zone=UTC)}, statement
