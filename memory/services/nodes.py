@@ -70,7 +70,7 @@ def lock_sessions(principal: Principal, data: NodeInput) -> None:
         list(sessions.order_by("workspace_id", "user_id", "external_id").values_list("pk", flat=True))
 
 
-def _bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
+def bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
     """Check that every source message exists in the team, outside soft-deleted sessions (and
     in the caller's session, when the caller names one); returns the ids in the order given."""
     if not data.source_message_ids:
@@ -122,7 +122,7 @@ def _check_parent(principal: Principal, parent_id: int | None) -> None:
 
 def insert_node(principal: Principal, data: NodeInput, *, supersedes: Node | None = None) -> Node:
     owner = owner_columns(principal, data)
-    sources = _bind_sources(principal, data, owner)
+    sources = bind_sources(principal, data, owner)
     _check_parent(principal, data.parent_id)
     now = timezone.now()
     node = Node(

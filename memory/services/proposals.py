@@ -249,6 +249,8 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     else:
         reason = None if result.created or result.changed else "duplicate"
     message = "created" if result.created else ("updated" if result.changed else "already remembered")
+    if result.cited:
+        message += f"; now also cites message{'s' if len(result.cited) > 1 else ''} {', '.join(map(str, result.cited))}"
     if result.superseded is not None:
         message = f"superseded node {result.superseded.pk}"
     return ProposalResult(accepted=True, operation="create", node=result.node, created=result.created, reason=reason,

@@ -4,7 +4,10 @@ node_upsert looks at the slot the new node would take among its owner's active n
 (memory.services.node_input.conflict_slot) and:
 
 - the same value (or, keyless, the same text) is already there → nothing is written and the
-  existing node is returned; only differing descriptive fields (title, tags, …) are updated;
+  existing node is returned; only differing descriptive fields (title, tags, …) are updated,
+  and the write's source messages that the node does not cite yet are linked to it (the same
+  fact said again in another conversation is evidence of it too; forgetting one of the two
+  conversations then keeps it), up to NODE_SOURCES_MAX links;
 - a one-valued key holds another value → the new value supersedes it ("latest wins",
   audited with rule latest_wins), unless the rule asks for confirmation, or the active value
   was stated by the user with high confidence and the new one was not: then nothing is
@@ -25,11 +28,12 @@ from django.db import IntegrityError, connection, transaction
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict
-from memory.models import Node, Scope
+from memory.models import Node, NodeSource, Scope
 from memory.services.audit import audit_record, node_snapshot
 from memory.services.nodes import (
     NodeInput,
     apply_update,
+    bind_sources,
     descriptive_changes,
     insert_node,
     is_identical,
@@ -52,6 +56,7 @@ class UpsertResult:
     changed: bool
     superseded: Node | None = None  # the node the new value replaced
     conflict: Node | None = None  # the active node that needs confirmation before it is replaced
+    cited: tuple[int, ...] = ()  # source messages a repeated write linked to the node it repeats
 
 
 def may_replace(old: Node, data: NodeInput, *, on_conflict: str) -> bool:
@@ -100,10 +105,12 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
     _lock_slot(principal, data)
     holder = slot_holders(principal, data).select_for_update().order_by("pk").first()
     if holder is not None and is_identical(holder, data):
+        cited = cite_again(principal, holder, data, reason=reason)
         changes = descriptive_changes(holder, data)
         if not changes:
-            return UpsertResult(node=holder, created=False, changed=False)
-        return UpsertResult(node=apply_update(principal, holder, changes, reason=reason), created=False, changed=True)
+            return UpsertResult(node=holder, created=False, changed=False, cited=cited)
+        return UpsertResult(node=apply_update(principal, holder, changes, reason=reason), created=False, changed=True,
+                            cited=cited)
     if holder is not None:
         if not confirm and not may_replace(holder, data, on_conflict=on_conflict):
             return UpsertResult(node=None, created=False, changed=False, conflict=holder)
@@ -116,3 +123,25 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
         payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
     )
     return UpsertResult(node=node, created=True, changed=True)
+
+
+def cite_again(principal: Principal, node: Node, data: NodeInput, *, reason: str = "") -> tuple[int, ...]:
+    """Link to `node` the source messages of `data` (a write that repeats it) that it does not
+    cite yet, after its own, while it cites fewer than NODE_SOURCES_MAX; audited
+    (`memory.node.cited`, payload source_message_ids) in the caller's transaction. Returns the
+    ids linked. Raises InvalidInput for a source message the write may not cite, as a new
+    node's write does (R-STORE)."""
+    sources = bind_sources(principal, data, {})
+    if not sources:
+        return ()
+    links = list(NodeSource.objects.filter(node=node).values_list("message_id", "position"))
+    have = {message_id for message_id, _ in links}
+    added = [message_id for message_id in sources if message_id not in have][:max(0, limits.NODE_SOURCES_MAX - len(links))]
+    if not added:
+        return ()
+    start = max((position for _, position in links), default=-1) + 1
+    NodeSource.objects.bulk_create([NodeSource(node=node, message_id=message_id, position=start + index)
+                                    for index, message_id in enumerate(added)])
+    audit_record(principal=principal, event_type="memory.node.cited", node=node, reason=reason,
+                 payload={"source_message_ids": added})
+    return tuple(added)

@@ -1,0 +1,59 @@
+"""A repeated write links its new source messages to the node it repeats (R-STORE; seed
+sourceMessageIds): the same fact said again in another conversation is evidence of it too."""
+
+from unittest import mock
+
+import pytest
+
+from memory import limits
+from memory.errors import InvalidInput
+from memory.models import AuditEvent, Node, NodeSource
+from memory.services.forget import session_forget
+from memory.services.node_input import NodeInput
+from memory.services.sessions import SessionRef
+from memory.services.upsert import node_upsert
+from tests.helpers import append
+
+
+def note(*sources: int, title: str = "用户对芒果过敏") -> NodeInput:
+    return NodeInput(scope="user", user_id="u1", workspace_id="w1", type="constraint", title=title,
+                     source_message_ids=sources)
+
+
+def cited(node: Node) -> list[int]:
+    return list(NodeSource.objects.filter(node=node).order_by("position").values_list("message_id", flat=True))
+
+
+def test_a_repeated_write_from_another_conversation_cites_its_message_too(principal):
+    first_turn, = append(principal, "我对芒果过敏", session_id="s-a", workspace_id="w1")
+    second_turn, = append(principal, "再说一次，我对芒果过敏。", session_id="s-b", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(first_turn.pk)).node
+    again = node_upsert(principal=principal, data=note(second_turn.pk, first_turn.pk, title="用户对芒果过敏。"))
+    assert (again.node.pk, again.created, again.changed, again.cited) == (node.pk, False, False, (second_turn.pk,))
+    assert cited(node) == [first_turn.pk, second_turn.pk]
+    event = AuditEvent.objects.get(node_id=node.pk, event_type="memory.node.cited")
+    assert event.payload == {"source_message_ids": [second_turn.pk]}
+    assert node_upsert(principal=principal, data=note(second_turn.pk)).cited == ()  # nothing new: no event
+    assert AuditEvent.objects.filter(node_id=node.pk, event_type="memory.node.cited").count() == 1
+    # Forgetting the first conversation keeps what the second one said too; forgetting both does not.
+    session_forget(principal=principal, ref=SessionRef("s-a", "w1", "u1"), mode="hard")
+    assert Node.objects.filter(pk=node.pk, status="active").exists() and cited(node) == [second_turn.pk]
+    session_forget(principal=principal, ref=SessionRef("s-b", "w1", "u1"), mode="hard")
+    assert not Node.objects.filter(pk=node.pk).exists()
+
+
+def test_a_repeated_write_citing_a_message_it_may_not_cite_is_refused_and_links_nothing(principal):
+    turn, = append(principal, "我对芒果过敏", session_id="s-a", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(turn.pk)).node
+    with pytest.raises(InvalidInput, match="does not exist"):
+        node_upsert(principal=principal, data=note(turn.pk, 10**9))
+    assert cited(node) == [turn.pk]
+    assert not AuditEvent.objects.filter(event_type="memory.node.cited").exists()
+
+
+def test_a_node_cites_at_most_node_sources_max_messages(principal):
+    turns = append(principal, *[f"我对芒果过敏 {number}" for number in range(5)], session_id="s-a", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(turns[0].pk, turns[1].pk)).node
+    with mock.patch.object(limits, "NODE_SOURCES_MAX", 3):
+        assert node_upsert(principal=principal, data=note(turns[2].pk, turns[3].pk, turns[4].pk)).cited == (turns[2].pk,)
+    assert cited(node) == [turns[0].pk, turns[1].pk, turns[2].pk]
