@@ -4,7 +4,7 @@ rebuilt from their active user-scope nodes. Background work, audited as system:c
 
 Duplicates (nodes_merge_duplicates) are the ones the slot index (node_active_slot_unique)
 lets through, among the active nodes of one owner (a user's user-scope nodes, a workspace's
-workspace-scope nodes), grouped by whether they expire:
+workspace-scope nodes, a conversation's session-scope nodes), grouped by whether they expire:
 - keyless notes of one domain and type whose title and content read the same as a write
   compares them (memory.services.node_input.note_text: full/half width, case,
   traditional/simplified, spacing and the marks that only punctuate a sentence aside):
@@ -170,12 +170,13 @@ def _take_note_slot(node: Node) -> bool:
     return True
 
 
-def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str = "",
+def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str = "", session_id: int | None = None,
                            now: datetime | None = None) -> list[Merge]:
     """Merge the duplicate active nodes (see the module doc) of `user_id`'s user-scope
-    memory and of `workspace_id`'s workspace-scope memory, one transaction per owner; with
-    neither, nothing (global memory is curated by admins). Returns the merges by survivor
-    id. Raises InvalidInput for a malformed id."""
+    memory, of `workspace_id`'s workspace-scope memory and of the session-scope memory of the
+    session whose primary key is `session_id` (the team's), one transaction per owner; with
+    none, nothing (global memory is curated by admins). Returns the merges by survivor id.
+    Raises InvalidInput for a malformed id."""
     user_id = clean_identity(user_id, field="user_id")
     workspace_id = clean_identity(workspace_id, field="workspace_id")
     owners = []
@@ -183,6 +184,8 @@ def nodes_merge_duplicates(*, team: Team, user_id: str = "", workspace_id: str =
         owners.append(Q(scope=Scope.USER, user_id=user_id))
     if workspace_id:
         owners.append(Q(scope=Scope.WORKSPACE, workspace_id=workspace_id))
+    if session_id is not None:
+        owners.append(Q(scope=Scope.SESSION, session_id=session_id))
     principal = system_principal(team, ACTOR)
     merges: list[Merge] = []
     for owner in owners:
@@ -314,12 +317,12 @@ def profile_consolidate(*, team: Team, user_id: str, force: bool = False,
     return ProfileConsolidation(version=version, changed=changed)
 
 
-def consolidation_run(*, team: Team, user_id: str = "", workspace_id: str = "", force: bool = False,
-                      now: datetime | None = None) -> ConsolidationReport:
+def consolidation_run(*, team: Team, user_id: str = "", workspace_id: str = "", session_id: int | None = None,
+                      force: bool = False, now: datetime | None = None) -> ConsolidationReport:
     """The whole consolidation for one owner, as a background job runs it: merge duplicates
-    (user and workspace), then the user's profile when it is due."""
-    report = ConsolidationReport(merges=nodes_merge_duplicates(team=team, user_id=user_id,
-                                                               workspace_id=workspace_id, now=now))
+    (user, workspace and session memory), then the user's profile when it is due."""
+    report = ConsolidationReport(merges=nodes_merge_duplicates(team=team, user_id=user_id, workspace_id=workspace_id,
+                                                               session_id=session_id, now=now))
     if user_id:
         report.profile = profile_consolidate(team=team, user_id=user_id, force=force, now=now)
     return report

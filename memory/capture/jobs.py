@@ -133,7 +133,8 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
     context, extraction = extracted
     counts = _apply(principal, session, context, extraction)
     _lock_user(job.team_id, session.user_id)
-    report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id, now=now)
+    report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id,
+                               session_id=session.pk, now=now)
     version = report.profile.version if report.profile is not None else None
     return {
         "extractor": extractor.name, "messages": len(context.messages), "proposals": len(extraction.operations),

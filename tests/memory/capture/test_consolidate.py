@@ -132,6 +132,22 @@ def test_workspace_memory_merges_only_when_its_workspace_is_named(team, principa
     assert [(m.survivor_id, m.merged_ids) for m in merges] == [(kept.pk, [twin.pk])]
 
 
+def test_session_memory_merges_only_when_its_session_is_named(team, principal):
+    """Twins that migration 0021 left in a conversation's own memory are shown twice in its L4."""
+    here = {"scope": "session", "session_id": "s1", "workspace_id": "w1", "user_id": "u1", "type": "task"}
+    kept = make_node(principal, **here, title="Book the dentist")
+    twin = stored_before(principal, **here, title="book the dentist.")
+    elsewhere = stored_before(principal, **{**here, "session_id": "s2"}, title="Book the dentist!")
+    assert nodes_merge_duplicates(team=team, user_id="u1", workspace_id="w1") == []
+    report = consolidation_run(team=team, user_id="u1", workspace_id="w1", session_id=kept.session_id)
+    assert [(m.survivor_id, m.merged_ids) for m in report.merges] == [(kept.pk, [twin.pk])]
+    assert list(Node.objects.filter(status="active").order_by("pk").values_list("pk", flat=True)) == [
+        kept.pk, elsewhere.pk]
+    assert nodes_merge_duplicates(team=team, session_id=elsewhere.session_id) == []  # alone in its session
+    elsewhere.refresh_from_db()
+    assert not elsewhere.slot.startswith("legacy:")  # it took its note's slot: the next write finds it
+
+
 def test_hard_forgetting_the_survivor_removes_the_duplicates_merged_into_it(team, principal):
     kept = make_node(principal, title=f"{MARKER} noted", type="fact")
     twin = stored_before(principal, title=f"{MARKER} noted!", type="fact")

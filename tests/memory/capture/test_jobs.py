@@ -13,7 +13,7 @@ from memory.capture.base import Extraction, ExtractorError, SummaryDraft
 from memory.capture.jobs import backoff, job_run, jobs_stats, jobs_sweep
 from memory.capture_models import CaptureJob, JobStatus
 from memory.models import AuditEvent, Node, Summary
-from tests.helpers import append, celery_broker
+from tests.helpers import append, celery_broker, make_node, stored_before
 
 CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
 
@@ -266,3 +266,13 @@ def test_without_a_broker_a_job_never_holds_up_the_agents_call(monkeypatch, sett
     with celery_broker("redis://127.0.0.1:1/0", eager=False):
         assert triggers.enqueue(10, background=True) and ran == [9, 10]  # with a broker: published, never a thread
     assert len(started) == 2
+
+
+def test_a_job_merges_the_twins_in_its_conversations_own_memory(principal):
+    here = {"scope": "session", "type": "task", **CTX}
+    kept = make_node(principal, **here, title="Book the dentist")
+    twin = stored_before(principal, **here, title="book the dentist.")
+    append(principal, "remember tea", **CTX)
+    done = job_run(CaptureJob.objects.get().pk, extractor=Remember(), summarizer=Echo())
+    assert done.status == JobStatus.DONE and done.result["merged"] == 1
+    assert Node.objects.get(pk=twin.pk).status == "deleted" and Node.objects.get(pk=kept.pk).status == "active"
