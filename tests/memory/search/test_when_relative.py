@@ -130,6 +130,17 @@ def test_a_period_that_holds_now_names_none(text):
     ("本月聊了什么", days((2024, 3, 1))),
     ("今年我们聊过哪些电影？", days((2024, 1, 1), (2024, 3, 1))),
     ("今天我说过想吃什么？昨天呢？", days((2024, 3, 1)) + days((2024, 2, 29))),
+    # found by a newcomer, each missed by the first reading
+    ("我们今天讨论了什么？", days((2024, 3, 1))),
+    ("今天我跟你说啥了", days((2024, 3, 1))),
+    ("今天我们沟通了哪些内容？", days((2024, 3, 1))),
+    ("帮我回顾一下今天的内容", days((2024, 3, 1))),
+    ("What were we talking about this morning?", days((2024, 3, 1))),
+    ("What did I tell you today?", days((2024, 3, 1))),
+    ("What have I asked you today?", days((2024, 3, 1))),
+    ("What did we go over today?", days((2024, 3, 1))),
+    ("Did we cover anything important today", days((2024, 3, 1))),
+    ("Summarise our chats from today", days((2024, 3, 1))),
 ])
 def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it(text, expected):
     """"What did we talk about today?" asks for today's turns: from the period's first day to now's."""
@@ -140,6 +151,12 @@ def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it
     "today I talked to mom", "我今天和朋友聊了很多", "I am tired today. What did I say about sleep?",
     "what did we talk about this weekend?",  # as often the coming one
     "这周围有人聊天吗？", "这个月饼是你说的那家吗", "日本月刊上说的是什么", "成本月报里提到了什么？",
+    # found by a newcomer: each put today's chatter before the older turns that answer it
+    "My boss told me today that I'm fired, what should I do?", "我今天和朋友聊了很多，你觉得什么礼物好？",
+    "今天好无聊啊，有什么好玩的？", "哪怕今天聊到很晚也没关系", "我今年30岁了，你说的那个保险我能买吗？",
+    "What would you say is a good dinner tonight?", "this month I said I'd quit sugar, any tips?",
+    # what will be said
+    "What should we talk about tonight?", "今晚聊点什么好？", "Which topics will we discuss this week?",
 ])
 def test_a_period_that_holds_now_is_not_read_outside_a_question_about_what_was_said(text):
     assert mentioned_periods(text, now=LEAP_MARCH) == []

@@ -191,3 +191,18 @@ def test_a_new_session_asking_what_was_said_today_gets_todays_turns_from_the_oth
             (morning.pk, "said_then"), (noon.pk, "said_then")], question  # the new session's own turn is recent
     for statement in ("I feel tired today. Shall we cook noodles?", "我今天和朋友聊了很多"):
         assert "said_then" not in {hit.why for hit in search(principal, statement, now=now, zone=UTC)}, statement
+
+
+def test_a_question_that_only_mentions_today_keeps_the_older_turns_that_answer_it(principal):
+    """Found by a newcomer: today's chatter took every slot before the turn that answers."""
+    now = datetime(2026, 11, 30, 18, tzinfo=UTC)
+    job = said(principal, "My boss is awful and I hate my job; I am thinking about quitting.",
+               datetime(2026, 9, 10, tzinfo=UTC), "s-sep")
+    allergy = said(principal, "我对花生严重过敏，任何礼物或零食都不能含花生。", datetime(2026, 9, 11, tzinfo=UTC), "s-sep")
+    for number in range(8):
+        said(principal, f"Chatter number {number} about slow-cooked pork belly with a long and winding story.",
+             datetime(2026, 11, 30, 9, number, tzinfo=UTC), f"s-today-{number}")
+    for question, answer in (("My boss told me today that I'm fired, what should I do about my job?", job),
+                             ("我今天和朋友聊了很多，你觉得什么礼物好？花生的可以吗？", allergy)):
+        hits = search(principal, question, now=now, zone=UTC, limit=5)
+        assert hits[0].message.pk == answer.pk and "said_then" not in {hit.why for hit in hits}, question
