@@ -3,9 +3,10 @@
 What belongs to a session:
 - its messages and the summaries built on them;
 - its session-scope nodes;
-- nodes of any scope whose every source message is a message of this session ("derived
-  only from it"). A node that also cites a message of another session is a memory of that
-  other conversation too: it stays as it is (same status, same text) and, on a hard delete,
+- nodes of any scope whose every source message is a message of this session or of a
+  session already soft-deleted ("derived only from it" and what is forgotten). A node that
+  also cites a message of another session not deleted is a memory of that other
+  conversation too: it stays as it is (same status, same text) and, on a hard delete,
   only loses its links to the removed messages; its text (and the audit snapshots of it)
   stays, even where it restates what was said here. Nodes with no recorded source are
   never attributed to a session, whatever their text.
@@ -104,8 +105,10 @@ def _derived_nodes(principal: Principal, session: Session) -> tuple[list[Node], 
     cited = set(
         NodeSource.objects.filter(message__session=session, node__team=principal.team).values_list("node_id", flat=True)
     )
+    # Evidence in a soft-deleted conversation counts for nothing: its messages left every read path.
     elsewhere = set(
-        NodeSource.objects.filter(node_id__in=cited).exclude(message__session=session).values_list("node_id", flat=True)
+        NodeSource.objects.filter(node_id__in=cited, message__session__deleted_at__isnull=True)
+        .exclude(message__session=session).values_list("node_id", flat=True)
     )
     own = set(Node.objects.filter(team=principal.team, session=session).values_list("pk", flat=True))
     going = own | (cited - elsewhere)

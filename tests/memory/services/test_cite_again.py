@@ -57,3 +57,17 @@ def test_a_node_cites_at_most_node_sources_max_messages(principal):
     with mock.patch.object(limits, "NODE_SOURCES_MAX", 3):
         assert node_upsert(principal=principal, data=note(turns[2].pk, turns[3].pk, turns[4].pk)).cited == (turns[2].pk,)
     assert cited(node) == [turns[0].pk, turns[1].pk, turns[2].pk]
+
+
+@pytest.mark.parametrize("last", ["soft", "hard"])
+def test_forgetting_every_conversation_that_cites_a_node_softly_or_not_takes_it_along(principal, last):
+    """Found by a newcomer: a conversation soft-deleted first still counted as another source."""
+    first_turn, = append(principal, "我对芒果过敏", session_id="s-a", workspace_id="w1")
+    second_turn, = append(principal, "我对芒果过敏！", session_id="s-b", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(first_turn.pk)).node
+    node_upsert(principal=principal, data=note(second_turn.pk))
+    kept = session_forget(principal=principal, ref=SessionRef("s-a", "w1", "u1"), mode="soft")
+    assert kept.kept_node_ids == [node.pk] and Node.objects.get(pk=node.pk).status == "active"
+    gone = session_forget(principal=principal, ref=SessionRef("s-b", "w1", "u1"), mode=last)
+    assert gone.node_ids == [node.pk] and gone.kept_node_ids == []
+    assert not Node.objects.filter(pk=node.pk, status="active").exists()
