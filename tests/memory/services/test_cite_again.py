@@ -71,3 +71,25 @@ def test_forgetting_every_conversation_that_cites_a_node_softly_or_not_takes_it_
     gone = session_forget(principal=principal, ref=SessionRef("s-b", "w1", "u1"), mode=last)
     assert gone.node_ids == [node.pk] and gone.kept_node_ids == []
     assert not Node.objects.filter(pk=node.pk, status="active").exists()
+
+
+def test_a_memory_cites_only_conversations_of_its_owner(principal, admin_principal):
+    """Found by a newcomer: carol's memory could cite dave's turn, and then outlived the
+    forgetting of her own conversation."""
+    carols, = append(principal, "我对芒果过敏", session_id="s-c", user_id="carol", workspace_id="w1")
+    daves, = append(principal, "我对芒果过敏", session_id="s-d", user_id="dave", workspace_id="w2")
+    node = node_upsert(principal=principal, data=NodeInput(
+        scope="user", user_id="carol", type="constraint", title="对芒果过敏", source_message_ids=[carols.pk])).node
+    for sources in ([daves.pk], [carols.pk, daves.pk]):
+        with pytest.raises(InvalidInput, match="not in a conversation of user 'carol'"):
+            node_upsert(principal=principal, data=NodeInput(scope="user", user_id="carol", type="constraint",
+                                                            title="对芒果过敏", source_message_ids=sources))
+        with pytest.raises(InvalidInput, match="not in a conversation of user 'carol'"):
+            node_upsert(principal=principal, data=NodeInput(scope="user", user_id="carol", type="fact",
+                                                            title="a new note", source_message_ids=sources))
+    with pytest.raises(InvalidInput, match="not in a conversation of workspace 'w1'"):
+        node_upsert(principal=principal, data=NodeInput(scope="workspace", workspace_id="w1", type="decision",
+                                                        title="ship on Fridays", source_message_ids=[daves.pk]))
+    assert cited(node) == [carols.pk] and Node.objects.count() == 1
+    assert node_upsert(principal=admin_principal, data=NodeInput(  # global memory may cite any conversation
+        scope="global", type="fact", title="mangoes are fruit", source_message_ids=[daves.pk])).created
