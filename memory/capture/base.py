@@ -53,11 +53,14 @@ class ExtractionContext:
 
 @dataclass
 class Extraction:
-    """The seed's MemoryExtraction: proposals (propose-endpoint bodies without owner fields)."""
+    """The seed's MemoryExtraction: proposals (propose-endpoint bodies without owner fields),
+    and `repeats`: (id of an active memory of the context, ids of the window's messages that
+    say it again), which the job links to it as sources (memory.services.upsert.node_cite)."""
 
     operations: list[dict[str, Any]] = field(default_factory=list)
     extractor: str = ""
     notes: list[str] = field(default_factory=list)
+    repeats: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
 
 
 class ExtractorError(Exception):

@@ -101,6 +101,27 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
     return counts
 
 
+def _cite_repeats(principal: Principal, context: ExtractionContext, extraction: Extraction) -> int:
+    """Link the user's own messages of the window that say an active memory again to it
+    (Extraction.repeats; memory.services.upsert.node_cite), each memory on its own: a refusal
+    does not stop the others. Only memories the extractor was shown. Returns the links made."""
+    from memory.services.upsert import node_cite
+
+    said_by_user = {message.id for message in context.messages if message.role == MessageRole.USER}
+    shown = {node.id for node in context.existing}
+    linked = 0
+    for node_id, message_ids in extraction.repeats[: limits.CAPTURE_PROPOSALS_MAX]:
+        sources = [message_id for message_id in message_ids if message_id in said_by_user]
+        if node_id not in shown or not sources:
+            continue
+        try:
+            linked += len(node_cite(principal=principal, node_id=node_id, message_ids=sources,
+                                    reason=f"said again; found by {extraction.extractor or 'capture'}"))
+        except (MemoryError, AccessDenied):
+            logger.info("capture: could not link messages %s to node %s", sources, node_id, exc_info=True)
+    return linked
+
+
 def _extract(job: CaptureJob, extractor: Extractor, now: datetime) -> tuple[ExtractionContext, Extraction]:
     """Read the job's window (a short transaction of its own) and run the extractor outside any
     transaction, so a slow model holds no lock that an agent's append would wait for."""
@@ -132,13 +153,14 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
     principal = capture_principal(job.team)
     context, extraction = extracted
     counts = _apply(principal, session, context, extraction)
+    cited = _cite_repeats(principal, context, extraction)
     _lock_user(job.team_id, session.user_id)
     report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id,
                                session_id=session.pk, now=now)
     version = report.profile.version if report.profile is not None else None
     return {
         "extractor": extractor.name, "messages": len(context.messages), "proposals": len(extraction.operations),
-        "outcomes": counts, "summary_id": summary_id,
+        "outcomes": counts, "cited": cited, "summary_id": summary_id,
         "merged": sum(len(merge.merged_ids) for merge in report.merges),
         "profile_version": version.version if version is not None else None,
     }

@@ -215,6 +215,7 @@ class _Plan:
         self.context = context
         self.proposals: list[_Proposal] = []
         self.notes: list[str] = []
+        self.repeats: list[tuple[int, tuple[int, ...]]] = []
 
     def add(self, message: MessageView, finding: Finding, *, marker: str, duration: timedelta | None) -> None:
         spec = finding.spec
@@ -351,6 +352,7 @@ class _Plan:
                 proposal.type, proposal.finding.spec.domain, proposal.key)
             if same and canonical(node.value_json) == canonical(proposal.value) and (node.key or node.title == proposal.title):
                 self.notes.append(f"already remembered as node {node.id}: {proposal.title}")
+                self.repeats.append((node.id, tuple(proposal.sources)))  # said again: evidence of it too
                 return True
         return False
 
@@ -381,5 +383,8 @@ class RuleExtractor:
                 duration = duration_of(sentence)
                 for finding in sentence_findings(sentence, text):
                     plan.add(message, finding, marker=marker, duration=duration)
+        repeats: dict[int, tuple[int, ...]] = {}
+        for node_id, sources in plan.repeats:
+            repeats[node_id] = tuple(dict.fromkeys([*repeats.get(node_id, ()), *sources]))
         return Extraction(operations=[proposal.body() for proposal in plan.proposals], extractor=self.name,
-                          notes=plan.notes)
+                          notes=plan.notes, repeats=list(repeats.items()))

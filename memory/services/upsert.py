@@ -21,6 +21,7 @@ never holds two active values.
 """
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
@@ -28,7 +29,7 @@ from django.db import IntegrityError, connection, transaction
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict
-from memory.models import Node, NodeSource, Scope
+from memory.models import Node, NodeSource, NodeStatus, Scope
 from memory.services.audit import audit_record, node_snapshot
 from memory.services.nodes import (
     NodeInput,
@@ -145,3 +146,22 @@ def cite_again(principal: Principal, node: Node, data: NodeInput, *, reason: str
     audit_record(principal=principal, event_type="memory.node.cited", node=node, reason=reason,
                  payload={"source_message_ids": added})
     return tuple(added)
+
+
+def node_cite(*, principal: Principal, node_id: int, message_ids: Sequence[int], reason: str = "") -> tuple[int, ...]:
+    """Link to the active node `node_id` the messages `message_ids` that say it again, as a
+    repeated write of it would (cite_again; R-STORE): for capture, which finds a fact already
+    remembered. Returns the ids linked; () when the node is not the team's or no longer
+    active. Raises InvalidInput for a message it may not cite, AccessDenied for a node the
+    principal may not write."""
+    found = Node.objects.filter(team=principal.team, pk=node_id).select_related("session").first()
+    if found is None or not message_ids or (found.workspace_id and not principal.can_read_workspace(found.workspace_id)):
+        return ()
+    principal.check_write_scope(found.scope)
+    data = NodeInput(scope=found.scope, workspace_id=found.workspace_id, user_id=found.user_id,
+                     session_id=found.session.external_id if found.session_id else "", type=found.type,
+                     title=found.title, source_message_ids=tuple(dict.fromkeys(message_ids)))
+    with transaction.atomic():
+        lock_sessions(principal, data)  # sessions before the node, as every writer and a forget do
+        node = Node.objects.select_for_update().filter(pk=found.pk, status=NodeStatus.ACTIVE).first()
+        return cite_again(principal, node, data, reason=reason) if node is not None else ()

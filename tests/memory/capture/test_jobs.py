@@ -11,8 +11,11 @@ from config.celery import app as celery_app
 from memory.capture import tasks
 from memory.capture.base import Extraction, ExtractorError, SummaryDraft
 from memory.capture.jobs import backoff, job_run, jobs_stats, jobs_sweep
+from memory.capture.rules import RuleExtractor
 from memory.capture_models import CaptureJob, JobStatus
 from memory.models import AuditEvent, Node, Summary
+from memory.services.forget import session_forget
+from memory.services.sessions import SessionRef
 from tests.helpers import append, celery_broker, make_node, stored_before
 
 CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
@@ -276,3 +279,21 @@ def test_a_job_merges_the_twins_in_its_conversations_own_memory(principal):
     done = job_run(CaptureJob.objects.get().pk, extractor=Remember(), summarizer=Echo())
     assert done.status == JobStatus.DONE and done.result["merged"] == 1
     assert Node.objects.get(pk=twin.pk).status == "deleted" and Node.objects.get(pk=kept.pk).status == "active"
+
+
+def test_a_fact_said_again_in_another_conversation_is_linked_to_the_memory_it_repeats(principal):
+    """Found by a newcomer: capture dropped the repeat, so forgetting the first conversation
+    forgot a fact the user had said again in the second."""
+    first, = append(principal, "记住，我对芒果过敏", **{**CTX, "session_id": "c1"})
+    job_run(CaptureJob.objects.get().pk, extractor=RuleExtractor(), summarizer=Echo())
+    node = Node.objects.get(status="active")
+    assert node.source_message_ids == [first.pk]
+    again, = append(principal, "记住哦，我对芒果过敏。", **{**CTX, "session_id": "c2"})
+    done = job_run(CaptureJob.objects.exclude(status=JobStatus.DONE).get().pk, extractor=RuleExtractor(),
+                   summarizer=Echo())
+    assert done.result["cited"] == 1 and done.result["outcomes"] == {}
+    node.refresh_from_db()
+    assert node.source_message_ids == [first.pk, again.pk] and Node.objects.filter(status="active").count() == 1
+    assert AuditEvent.objects.get(event_type="memory.node.cited").actor == "system:capture"
+    session_forget(principal=principal, ref=SessionRef("c1", "w1", "u1"), mode="hard")
+    assert Node.objects.get(pk=node.pk).source_message_ids == [again.pk]

@@ -232,6 +232,7 @@ def test_a_later_message_of_the_window_replaces_the_earlier_proposal():
 def test_what_is_already_remembered_is_not_proposed_again():
     extraction = RuleExtractor().extract(context("以后做饭别给我推荐香菜", existing=[active(7, "avoid_ingredient", "香菜")]))
     assert extraction.operations == [] and extraction.notes == ["already remembered as node 7: 用户不吃香菜"]
+    assert extraction.repeats == [(7, (100,))]  # said again: the job links the message to node 7
 
 
 def test_the_same_statement_twice_in_a_window_is_one_proposal_with_both_sources():

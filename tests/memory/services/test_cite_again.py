@@ -11,7 +11,7 @@ from memory.models import AuditEvent, Node, NodeSource
 from memory.services.forget import session_forget
 from memory.services.node_input import NodeInput
 from memory.services.sessions import SessionRef
-from memory.services.upsert import node_upsert
+from memory.services.upsert import node_cite, node_upsert
 from tests.helpers import append
 
 
@@ -93,3 +93,15 @@ def test_a_memory_cites_only_conversations_of_its_owner(principal, admin_princip
     assert cited(node) == [carols.pk] and Node.objects.count() == 1
     assert node_upsert(principal=admin_principal, data=NodeInput(  # global memory may cite any conversation
         scope="global", type="fact", title="mangoes are fruit", source_message_ids=[daves.pk])).created
+
+
+def test_node_cite_links_only_to_an_active_node_of_the_team(principal, other_principal):
+    first, second = append(principal, "我对芒果过敏", "我对芒果过敏！", session_id="s-a", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(first.pk)).node
+    assert node_cite(principal=other_principal, node_id=node.pk, message_ids=[second.pk]) == ()
+    assert node_cite(principal=principal, node_id=node.pk, message_ids=[second.pk]) == (second.pk,)
+    assert node_cite(principal=principal, node_id=node.pk, message_ids=[second.pk]) == ()
+    Node.objects.filter(pk=node.pk).update(status="deleted")
+    third, = append(principal, "我真的对芒果过敏", session_id="s-a", workspace_id="w1")
+    assert node_cite(principal=principal, node_id=node.pk, message_ids=[third.pk]) == ()
+    assert cited(node) == [first.pk, second.pk]
