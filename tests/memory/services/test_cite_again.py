@@ -10,6 +10,7 @@ from memory.errors import InvalidInput
 from memory.models import AuditEvent, Node, NodeSource
 from memory.services.forget import session_forget
 from memory.services.node_input import NodeInput
+from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
 from memory.services.upsert import node_cite, node_upsert
 from tests.helpers import append
@@ -105,3 +106,19 @@ def test_node_cite_links_only_to_an_active_node_of_the_team(principal, other_pri
     third, = append(principal, "我真的对芒果过敏", session_id="s-a", workspace_id="w1")
     assert node_cite(principal=principal, node_id=node.pk, message_ids=[third.pk]) == ()
     assert cited(node) == [first.pk, second.pk]
+
+
+def test_a_proposal_says_when_the_cap_left_its_sources_unlinked(principal):
+    turns = append(principal, *[f"我对芒果过敏 {number}" for number in range(3)], session_id="s-a", workspace_id="w1")
+    node = node_upsert(principal=principal, data=note(turns[0].pk)).node
+
+    def propose(*sources):
+        return proposal_apply(principal=principal, proposal=Proposal(
+            operation="create", explicit_user_intent=True, workspace_id="w1", user_id="u1",
+            node={"scope": "user", "type": "constraint", "title": "用户对芒果过敏", "source_message_ids": list(sources)}))
+
+    assert propose(turns[1].pk).message == f"already remembered; now also cites message {turns[1].pk}"
+    with mock.patch.object(limits, "NODE_SOURCES_MAX", 2):
+        result = propose(turns[2].pk)
+    assert (result.reason, result.node.pk) == ("duplicate", node.pk)
+    assert result.message == "already remembered; it cites 2 messages, the most a memory keeps: the others were not linked"
