@@ -11,12 +11,12 @@ ago", "上周", "三天前") as concrete ranges of days counted back from `now`'
 week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
 Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
 ago). A period that holds `now` (today, this morning, this week, this month, this year, 今天,
-今晚, 这周, 本月, 今年 …) is read only in a sentence that asks what was said in it
-(`_ASKS_WHAT_WAS_SAID`: "what did we talk about today?", "我们今天聊了什么？", "what did I say
-this morning?", "总结一下今天聊的"), as the days from its first to `now`'s; otherwise it is
-not: "我今天想吃辣的" speaks of the present, and a boost of the turns said lately would only
-push the latest chatter above an older turn that matches as well. "This weekend" is never read
-(it is as often the coming one). Every period found counts:
+今晚, 这周, 本月, 今年 …) is read only in a sentence that asks for a recap of what was said
+in it and nothing else (`_only_recap`: "what did we talk about today?", "我们今天聊了什么？",
+"remind me what I said this morning", "总结一下今天聊的"), as the days from its first to
+`now`'s; otherwise it is not: "我今天想吃辣的" speaks of the present, and a boost of the turns
+said lately would only push the latest chatter above an older turn that matches as well. "This
+weekend" is never read (it is as often the coming one). Every period found counts:
 "last weekend before April 10, 2023" names both. Vague words (recently, a few days ago, 以前,
 上次) name none; they stay words to match (memory.search.text.temporal_expansions).
 
@@ -112,31 +112,50 @@ _RELATIVE = [
                rf"|(?<![\d一二三四五六七八九十两百千万几.,]){_CN_COUNT}(?P<ago>天|周|个?星期|个?礼拜|个月|年)前"),
 ]
 
-# A period that holds now (read only with _ASKS_WHAT_WAS_SAID): today and its parts, this week, month or year.
+# A period that holds now (read only in a recap question, _only_recap): today and its parts, this week, month, year.
 _PRESENT = [
     re.compile(r"\b(?:(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|this\s+(?P<unit>week|month|year))\b"),
     # 本 not ending another word (日本, 书本, 成本 …), 月 not starting one (月饼, 月刊 …)
     re.compile(r"(?P<today>今天|今日|今早|今晨|今晚|今儿)|(?:这|(?<![日书课版成资基根剧样账记原文脚范副标读])本)个?"
                r"(?P<unit>周(?![末围边到全期刊])|星期|礼拜|月(?![饼亮光球台刊]))|(?P<year>今年)"),
 ]
-# A sentence that asks what was said: a period that holds now in it asks for the turns said in
-# it. The asking is read narrowly, as a question whose object is what we, I or you said ("what
-# did we talk about today?", "我们今天聊了什么？", "今天我说过想吃什么？") or a request to recap
-# ("总结一下今天聊的"): "My boss told me today that I'm fired, what should I do?", "我今天和朋友
-# 聊了很多，你觉得什么礼物好？", "今天好无聊啊" and "今晚聊点什么好？" ask no such thing, and
-# reading today there would put today's chatter before the older turns that answer them.
+# A sentence that asks only what was said — a recap of the period and nothing else: a talk or
+# recap word (_RECAP_CUE), and no word but the period's and those of asking for a recap
+# (_RECAP_WORDS_EN, _RECAP_WORDS_ZH). "What did we talk about today?", "我们今天聊了什么？",
+# "Give me a summary of today's chat", "总结一下今天聊的". A sentence that also asks about
+# something ("I have a headache today, what did I tell you I must never take?", "今天老板说了
+# 什么我不明白", "My boss told me today that I'm fired, what should I do?") is not one: its own
+# words find the turns that answer it, from any time, and today's chatter placed before them
+# would push them out (newcomers' findings).
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
-_SAID_EN = (r"(?:talk|talked|talking|discuss|discussed|discussing|chat|chatted|chatting|say|said|saying|tell|told|"
-            r"telling|mention|mentioned|speak|spoke|spoken|ask|asked|cover|covered|decide|decided|agree|agreed|"
-            r"(?:go|went|gone)\s+over)")
-_ASKS_WHAT_WAS_SAID = re.compile(
-    rf"\b(?:what|which(?:\s+\w+)?|anything|something)\s+(?:did|do|have|had|were|are|was)\s+(?:we|i|you)\s+"
-    rf"(?:\w+\s+)?{_SAID_EN}\b"
-    rf"|\bdid\s+(?:we|i|you)\s+{_SAID_EN}\b.*\b(?:anything|something)\b"
-    rf"|\b(?:anything|something)\s+(?:we|i|you)\s+(?:\w+\s+)?{_SAID_EN}\b"
-    r"|\b(?:recap|summari[sz]e|sum\s+up)\b"
-    r"|(?:聊|说|讲|谈|讨论|沟通|交流|提|问|商量|决定)(?:[了过到]+[^，,;；：:]{0,4}?|的?)(?:什么|啥|哪些|多少)"
-    r"|总结|回顾|复盘")
+_RECAP_CUE = re.compile(
+    r"\b(?:talk|talked|talking|talks|discuss|discussed|discussing|chat|chats|chatted|chatting|say|said|tell|told|"
+    r"mention|mentioned|speak|spoke|ask|asked|cover|covered|decide|decided|deciding|agree|agreed|over|"
+    r"conversations?|recap|summary|summari[sz]e|sum)\b"
+    r"|聊|说|讲|谈|讨论|沟通|交流|提|问|商量|决定|总结|回顾|复盘|对话")
+_RECAP_WORDS_EN = frozenset("""
+    what which did do does have has had were are was is be been we i you me us our ours and about the a an of from so
+    far else all any anything everything something can could please remind tell give show list summary summaries
+    summarize summarise recap sum up talk talked talking talks discuss discussed discussing chat chats chatted chatting
+    conversation conversations say said tell told mention mentioned speak spoke ask asked cover covered go went gone
+    over decide decided deciding agree agreed end ended topic topics thing things s it that there with between to on
+    in for just earlier main key point points again important
+    """.split())
+_RECAP_WORDS_ZH = re.compile("|".join(sorted("""
+    我们 咱们 我 你 俩 都 一下 帮我 帮 请 给我 跟 和 之间 聊天 聊 说 讲 谈 讨论 沟通 交流 提 问 商量 决定 了 过 到 的 什么
+    啥 哪些 多少 内容 话题 事情 事 问题 那件事 那些 些 有 吗 呢 呀 啊 吧 是 总结 回顾 复盘 对话 早些时候 刚才 之前 所有 全部
+    主要 重点 一共 再 又 还 下 个 些什么
+    """.split(), key=len, reverse=True)))
+
+
+def _only_recap(sentence: str) -> bool:
+    """Whether `sentence` (folded) asks for a recap of what was said and nothing else."""
+    if not _RECAP_CUE.search(sentence):
+        return False
+    rest = sentence
+    for pattern in _PRESENT:
+        rest = pattern.sub(" ", rest)
+    return all(word in _RECAP_WORDS_EN for word in re.findall(r"\w+", _RECAP_WORDS_ZH.sub(" ", rest)))
 
 
 def _reaches(day: int, start: date, end: date, lead: int, tail: int) -> bool:
@@ -322,7 +341,7 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
 
         readers += [(pattern, relative) for pattern in _RELATIVE]
         asking = [sentence.span() for sentence in _SENTENCE.finditer(folded)
-                  if _ASKS_WHAT_WAS_SAID.search(sentence.group(0))]
+                  if _only_recap(sentence.group(0))]
 
         def present(match: re.Match) -> DayRange | None:
             return _present(match, today) if any(start <= match.start() < end for start, end in asking) else None

@@ -199,10 +199,15 @@ def test_a_question_that_only_mentions_today_keeps_the_older_turns_that_answer_i
     job = said(principal, "My boss is awful and I hate my job; I am thinking about quitting.",
                datetime(2026, 9, 10, tzinfo=UTC), "s-sep")
     allergy = said(principal, "我对花生严重过敏，任何礼物或零食都不能含花生。", datetime(2026, 9, 11, tzinfo=UTC), "s-sep")
+    penicillin = said(principal, "The doctor said I must never take penicillin, it nearly killed me last year.",
+                      datetime(2026, 11, 24, tzinfo=UTC), "s-nov")
+    drug = said(principal, "医生说我绝对不能吃青霉素，去年差点出事。", datetime(2026, 11, 24, 1, tzinfo=UTC), "s-nov")
     for number in range(8):
         said(principal, f"Chatter number {number} about slow-cooked pork belly with a long and winding story.",
              datetime(2026, 11, 30, 9, number, tzinfo=UTC), f"s-today-{number}")
     for question, answer in (("My boss told me today that I'm fired, what should I do about my job?", job),
-                             ("我今天和朋友聊了很多，你觉得什么礼物好？花生的可以吗？", allergy)):
+                             ("我今天和朋友聊了很多，你觉得什么礼物好？花生的可以吗？", allergy),
+                             ("I have a headache today, what did I tell you about penicillin?", penicillin),
+                             ("我今天头疼，我跟你说过青霉素能不能吃？", drug)):
         hits = search(principal, question, now=now, zone=UTC, limit=5)
         assert hits[0].message.pk == answer.pk and "said_then" not in {hit.why for hit in hits}, question
