@@ -122,3 +122,14 @@ def test_a_proposal_says_when_the_cap_left_its_sources_unlinked(principal):
         result = propose(turns[2].pk)
     assert (result.reason, result.node.pk) == ("duplicate", node.pk)
     assert result.message == "already remembered; it cites 2 messages, the most a memory keeps: the others were not linked"
+
+
+def test_a_link_to_another_users_conversation_written_before_does_not_keep_a_memory_through_its_forget(principal):
+    """Found by a newcomer: a store written before writes refused such links keeps them."""
+    carols, = append(principal, "I love hiking", session_id="c1", user_id="carol", workspace_id="w1")
+    daves, = append(principal, "I love hiking", session_id="d1", user_id="dave", workspace_id="w1")
+    node = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="carol", type="preference",
+                                                           title="loves hiking", source_message_ids=[carols.pk])).node
+    NodeSource.objects.create(node=node, message=daves, position=1)  # as an older write could
+    gone = session_forget(principal=principal, ref=SessionRef("c1", "w1", "carol"), mode="hard")
+    assert gone.node_ids == [node.pk] and not Node.objects.filter(pk=node.pk).exists()
