@@ -251,7 +251,7 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     message = "created" if result.created else ("updated" if result.changed else "already remembered")
     if result.cited:
         message += f"; now also cites message{'s' if len(result.cited) > 1 else ''} {', '.join(map(str, result.cited))}"
-    if reason == "duplicate" and data.source_message_ids:
+    if not result.created and data.source_message_ids:  # a repeat: linked, or the cap held it back
         held = set(result.node.source_message_ids)
         if any(message_id not in held for message_id in data.source_message_ids):
             message += f"; it cites {len(held)} messages, the most a memory keeps: the others were not linked"

@@ -122,6 +122,12 @@ def test_a_proposal_says_when_the_cap_left_its_sources_unlinked(principal):
         result = propose(turns[2].pk)
     assert (result.reason, result.node.pk) == ("duplicate", node.pk)
     assert result.message == "already remembered; it cites 2 messages, the most a memory keeps: the others were not linked"
+    with mock.patch.object(limits, "NODE_SOURCES_MAX", 2):  # a repeat that also changes a descriptive field
+        result = proposal_apply(principal=principal, proposal=Proposal(
+            operation="create", explicit_user_intent=True, workspace_id="w1", user_id="u1",
+            node={"scope": "user", "type": "constraint", "title": "用户对芒果过敏", "tags": ["health"],
+                  "source_message_ids": [turns[2].pk]}))
+    assert result.message == "updated; it cites 2 messages, the most a memory keeps: the others were not linked"
 
 
 def test_a_link_to_another_users_conversation_written_before_does_not_keep_a_memory_through_its_forget(principal):
