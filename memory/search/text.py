@@ -100,6 +100,10 @@ _NOTE_FOLDS = {0xFE0E: None, 0xFE0F: None, 0x200B: None,  # variation selectors,
 # 106, 选①② is not 选12.
 _KEPT_FORMS = {**{ord(ch): f"^{digit}" for digit, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
                **{0x2460 + number - 1: f"({number})" for number in range(1, 21)}}
+# A full-width separator is typed with its own spacing (an input method writes "Note：meeting"
+# for "Note: meeting"): before a letter it ends the word before it. Not before a digit, where
+# NFKC's ASCII reading stays (比例1：2 is 比例1:2).
+_WIDE_SEPARATOR = re.compile(r"([，；：！])(?=[^\W\d_])")
 _BOUNDARY = "\x00"  # where a separator was: between two words it stays a space (不是，5点 is not 不是5点)
 _SPACE_BESIDE_UNSPACED = re.compile(rf"(?<=[{_UNSPACED}]) | (?=[{_UNSPACED}])")
 _GAPS = re.compile(r"[ \x00]+")
@@ -138,11 +142,11 @@ def note_words(text: str) -> str:
     without the marks that only punctuate it (see _SEPARATORS and _ENCLOSERS above), emoji
     variation selectors, or spacing beside Han and kana; typographic apostrophes and dashes
     read as ASCII; spacing folded to one space. "「用户 不吃香菜」" and "用户不吃香菜！", "I like
-    tea." and "i like  TEA!", "doesn’t" and "doesn't" read the same; "-5°C" and "5°C",
+    tea." and "i like  TEA!", "doesn’t" and "doesn't", "Note：meeting" and "Note: meeting" read the same; "-5°C" and "5°C",
     "不是，5点" and "不是5点", "use ; as the delimiter" and "use , as the delimiter", "from .env"
     and "from env", "Friday?" and "Friday.", "C#" and "C", "x != y" and "x = y", "10%" and "10",
     "3.5" and "35" do not. Empty for a text of nothing but such marks and spacing."""
-    normal = normalize(text.translate(_KEPT_FORMS)).translate(_NOTE_FOLDS)
+    normal = normalize(_WIDE_SEPARATOR.sub(r"\1 ", text.translate(_KEPT_FORMS))).translate(_NOTE_FOLDS)
     marked = _SEPARATOR_RUN.sub(_separators, _ENCLOSER.sub(_enclosers, _SPACES.sub(" ", normal)))
     gaps = _LOOSE_BOUNDARY.sub(" ", _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", marked))
     return " ".join(_SPACE_BESIDE_UNSPACED.sub("", gaps).replace(_BOUNDARY, " ").split())

@@ -30,7 +30,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Node, NodeSource, NodeStatus
+from memory.models import Message, Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import audit_merged_into, audit_record
 from memory.services.idempotency import idempotency_forget_answers
@@ -205,7 +205,11 @@ def _restore_superseded(principal: Principal, node: Node, *, reason: str, worksp
     if successor is None or successor.status != NodeStatus.ACTIVE:
         raise Conflict(f"node {node.pk}'s successor is not the current version; restore from the newest one")
     current = node_for_write(principal=principal, node_id=successor.pk, workspace_id=workspace_id)
-    data = replace(supersede_input(node, {}, {}), source_message_ids=node.source_message_ids)
+    # The copy cites what it still may: not the messages of a conversation forgotten since (or
+    # of another owner's), which a write would refuse. A user's memory spans workspaces; a key
+    # limited to some writes it naming the workspace it speaks for, as a create does.
+    data = replace(supersede_input(node, {}, {}), workspace_id=node.workspace_id or workspace_id,
+                   source_message_ids=_still_citable(principal, node))
     try:
         with transaction.atomic():
             restored = supersede_locked(principal, current, validate_node_input(data), reason=reason)
@@ -215,3 +219,16 @@ def _restore_superseded(principal: Principal, node: Node, *, reason: str, worksp
                  payload={"previous_status": NodeStatus.SUPERSEDED, "restored_from": node.pk,
                           "superseded": current.pk})
     return restored
+
+
+def _still_citable(principal: Principal, node: Node) -> list[int]:
+    """The node's source messages that a write of it may cite now, in order: in a conversation
+    not deleted, of its owner (memory.services.nodes.bind_sources), in a workspace the
+    principal may read."""
+    sources = node.source_message_ids
+    owner = {"user": {"session__user_id": node.user_id}, "workspace": {"session__workspace_id": node.workspace_id},
+             "session": {"session_id": node.session_id}}.get(node.scope, {})
+    citable = {pk for pk, workspace in Message.objects.filter(
+        team=principal.team, pk__in=sources, session__deleted_at__isnull=True, **owner,
+    ).values_list("pk", "session__workspace_id") if principal.can_read_workspace(workspace)}
+    return [pk for pk in sources if pk in citable]

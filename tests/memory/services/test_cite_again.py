@@ -5,10 +5,13 @@ from unittest import mock
 
 import pytest
 
+from accounts.principal import principal_for_key
+from accounts.services import agent_key_create
 from memory import limits
 from memory.errors import InvalidInput
 from memory.models import AuditEvent, Node, NodeSource
 from memory.services.forget import session_forget
+from memory.services.forgetting import node_restore
 from memory.services.node_input import NodeInput
 from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
@@ -139,3 +142,34 @@ def test_a_link_to_another_users_conversation_written_before_does_not_keep_a_mem
     NodeSource.objects.create(node=node, message=daves, position=1)  # as an older write could
     gone = session_forget(principal=principal, ref=SessionRef("c1", "w1", "carol"), mode="hard")
     assert gone.node_ids == [node.pk] and not Node.objects.filter(pk=node.pk).exists()
+
+
+def test_restoring_a_superseded_memory_leaves_out_sources_forgotten_since(principal):
+    """Found by a newcomer: the copy cited a message of a soft-deleted conversation, and the
+    restore answered 400."""
+    home, = append(principal, "I love green tea", session_id="a-s1", user_id="alice", workspace_id="w1")
+    work, = append(principal, "I love green tea", session_id="a-s2", user_id="alice", workspace_id="w2")
+
+    def tea(*sources, value="green tea"):
+        return NodeInput(scope="user", user_id="alice", type="preference", key="drink", value_json=value,
+                         title=f"likes {value}", source_message_ids=sources)
+
+    node = node_upsert(principal=principal, data=tea(home.pk)).node
+    node_upsert(principal=principal, data=tea(work.pk))
+    node_upsert(principal=principal, data=tea(home.pk, value="black tea"))  # supersedes it
+    session_forget(principal=principal, ref=SessionRef("a-s2", "w2", "alice"), mode="soft")
+    restored = node_restore(principal=principal, node_id=node.pk, reason="undo")
+    assert (restored.value_json, restored.status, cited(restored)) == ("green tea", "active", [home.pk])
+
+
+def test_a_key_limited_to_a_workspace_restores_a_superseded_user_memory_naming_it(team, principal):
+    """Found by a newcomer: the restore ignored the workspace the key named (403)."""
+    limited = principal_for_key(agent_key_create(team=team, name="w1 only", workspace_ids=["w1"])[0])
+    turn, = append(principal, "I drink tea", session_id="d-1", user_id="dan", workspace_id="w1")
+    old = node_upsert(principal=limited, data=NodeInput(scope="user", user_id="dan", workspace_id="w1",
+                                                        type="preference", key="drink", value_json="tea",
+                                                        title="drinks tea", source_message_ids=[turn.pk])).node
+    node_upsert(principal=limited, data=NodeInput(scope="user", user_id="dan", workspace_id="w1", type="preference",
+                                                  key="drink", value_json="coffee", title="drinks coffee"))
+    restored = node_restore(principal=limited, node_id=old.pk, reason="undo", workspace_id="w1")
+    assert (restored.value_json, restored.workspace_id, cited(restored)) == ("tea", "", [turn.pk])

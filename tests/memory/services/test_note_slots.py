@@ -35,6 +35,8 @@ from tests.helpers import make_node
     ("User doesn't like cilantro", "User doesn’t like cilantro"),  # a phone keyboard's apostrophe
     ("3-5 days", "3–5 days"),
     ("−5", "-5"),
+    ("Note：meeting at 5pm。", "Note: meeting at 5pm"),  # an input method's colon has its own spacing
+    ("比例1：2", "比例1:2"),
 ])
 def test_notes_differing_in_punctuation_case_width_spacing_or_script_read_the_same(left, right):
     assert note_text(left) == note_text(right)
@@ -157,6 +159,39 @@ def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twin
             again = node_upsert(principal=principal, data=NodeInput(scope="user", user_id="u1", type="fact",
                                                                     title="我今天非常开心！"))
         assert (again.node.pk, again.created) == (older, False)
+    finally:
+        _migrate(latest)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0023_reslots_notes_with_a_wide_separator_before_a_letter(team):
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        apps = _migrate([("memory", "0022_message_said_index")])
+        HistoricalNode = apps.get_model("memory", "Node")
+
+        def note(title, slot, day):
+            when = datetime(2026, 1, day, tzinfo=UTC)
+            return HistoricalNode.objects.create(team_id=team.pk, scope="user", user_id="u1", domain="general",
+                                                 type="fact", title=title, status="active", slot=slot,
+                                                 created_at=when, updated_at=when).pk
+
+        def slot(title):
+            return conflict_slot(key="", value=None, cardinality="one", title=title, content="")
+
+        wide = note("Note：meeting at 5pm", "old-reading", 1)  # as the reading before 0023 gave it
+        spaced = note("Note: meeting at 5pm", slot("Note: meeting at 5pm"), 2)
+        alone = note("Memo：buy milk", "old-reading-2", 3)
+        chinese = note("比例1：2，好", slot("比例1：2，好"), 4)  # before a digit or Han: read as before
+
+        _migrate([("memory", "0023_wide_separator_slots")])
+
+        assert dict(Node.objects.values_list("pk", "slot")) == {
+            wide: f"legacy:{wide}", spaced: slot("Note: meeting at 5pm"), alone: slot("Memo: buy milk"),
+            chinese: slot("比例1:2，好")}
+        nodes_merge_duplicates(team=team, user_id="u1")  # the twins merge into the oldest, which takes the slot
+        assert dict(Node.objects.filter(status="active").values_list("pk", "slot")) == {
+            wide: slot("Note: meeting at 5pm"), alone: slot("Memo: buy milk"), chinese: slot("比例1:2，好")}
     finally:
         _migrate(latest)
 
