@@ -5,8 +5,7 @@ What belongs to a session:
 - its session-scope nodes;
 - nodes of any scope whose every source message is a message of this session or of a
   session already soft-deleted ("derived only from it" and what is forgotten). A node that
-  also cites a message of another session not deleted, and of its own owner (the same end
-  user for user scope, the same workspace for workspace scope), is a memory of that other
+  also cites a message of another session not deleted is a memory of that other
   conversation too: it stays as it is (same status, same text) and, on a hard delete,
   only loses its links to the removed messages; its text (and the audit snapshots of it)
   stays, even where it restates what was said here. Nodes with no recorded source are
@@ -57,7 +56,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.principal import AccessDenied, Principal
@@ -107,13 +105,9 @@ def _derived_nodes(principal: Principal, session: Session) -> tuple[list[Node], 
     cited = set(
         NodeSource.objects.filter(message__session=session, node__team=principal.team).values_list("node_id", flat=True)
     )
-    # Evidence in a soft-deleted conversation counts for nothing: its messages left every read
-    # path; nor does another owner's conversation (a link written before writes refused one).
-    owned = (Q(node__scope=Scope.USER, message__session__user_id=F("node__user_id"))
-             | Q(node__scope=Scope.WORKSPACE, message__session__workspace_id=F("node__workspace_id"))
-             | ~Q(node__scope__in=[Scope.USER, Scope.WORKSPACE]))
+    # Evidence in a soft-deleted conversation counts for nothing: its messages left every read path.
     elsewhere = set(
-        NodeSource.objects.filter(owned, node_id__in=cited, message__session__deleted_at__isnull=True)
+        NodeSource.objects.filter(node_id__in=cited, message__session__deleted_at__isnull=True)
         .exclude(message__session=session).values_list("node_id", flat=True)
     )
     own = set(Node.objects.filter(team=principal.team, session=session).values_list("pk", flat=True))

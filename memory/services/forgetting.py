@@ -205,8 +205,8 @@ def _restore_superseded(principal: Principal, node: Node, *, reason: str, worksp
     if successor is None or successor.status != NodeStatus.ACTIVE:
         raise Conflict(f"node {node.pk}'s successor is not the current version; restore from the newest one")
     current = node_for_write(principal=principal, node_id=successor.pk, workspace_id=workspace_id)
-    # The copy cites what it still may: not the messages of a conversation forgotten since (or
-    # of another owner's), which a write would refuse. A user's memory spans workspaces; a key
+    # The copy cites what it still may: not the messages of a conversation forgotten since,
+    # which a write would refuse. A user's memory spans workspaces; a key
     # limited to some writes it naming the workspace it speaks for, as a create does.
     data = replace(supersede_input(node, {}, {}), workspace_id=node.workspace_id or workspace_id,
                    source_message_ids=_still_citable(principal, node))
@@ -223,12 +223,11 @@ def _restore_superseded(principal: Principal, node: Node, *, reason: str, worksp
 
 def _still_citable(principal: Principal, node: Node) -> list[int]:
     """The node's source messages that a write of it may cite now, in order: in a conversation
-    not deleted, of its owner (memory.services.nodes.bind_sources), in a workspace the
-    principal may read."""
+    not deleted (of its own session, for session scope), in a workspace the principal may read
+    (memory.services.nodes.bind_sources)."""
     sources = node.source_message_ids
-    owner = {"user": {"session__user_id": node.user_id}, "workspace": {"session__workspace_id": node.workspace_id},
-             "session": {"session_id": node.session_id}}.get(node.scope, {})
+    own = {"session_id": node.session_id} if node.scope == "session" else {}
     citable = {pk for pk, workspace in Message.objects.filter(
-        team=principal.team, pk__in=sources, session__deleted_at__isnull=True, **owner,
+        team=principal.team, pk__in=sources, session__deleted_at__isnull=True, **own,
     ).values_list("pk", "session__workspace_id") if principal.can_read_workspace(workspace)}
     return [pk for pk in sources if pk in citable]

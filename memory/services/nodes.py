@@ -71,18 +71,15 @@ def lock_sessions(principal: Principal, data: NodeInput) -> None:
 
 
 def bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -> list[int]:
-    """Check that every source message exists in the team, outside soft-deleted sessions, in
-    the caller's session when the caller names one, and in a conversation of the node's owner
-    (the end user's for user scope, the workspace's for workspace scope: a memory of one user
-    citing another's conversation would outlive the forgetting of its own); returns the ids in
-    the order given. Raises InvalidInput naming the first id that fails."""
+    """Check that every source message exists in the team, outside soft-deleted sessions (and
+    in the caller's session, when the caller names one); returns the ids in the order given."""
     if not data.source_message_ids:
         return []
     found = {
-        pk: (session_pk, workspace, user)
-        for pk, session_pk, workspace, user in Message.objects.filter(
+        pk: (session_pk, workspace)
+        for pk, session_pk, workspace in Message.objects.filter(
             team=principal.team, pk__in=data.source_message_ids, session__deleted_at__isnull=True
-        ).values_list("pk", "session_id", "session__workspace_id", "session__user_id")
+        ).values_list("pk", "session_id", "session__workspace_id")
     }
     session_pk = None
     if data.session_id:
@@ -101,7 +98,7 @@ def bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -
             raise InvalidInput(
                 f"source message {message_id} does not exist", fields={"source_message_ids": [f"unknown id {message_id}"]}
             )
-        message_session, workspace, user = found[message_id]
+        message_session, workspace = found[message_id]
         if session_pk is not None and message_session != session_pk:
             raise InvalidInput(
                 f"source message {message_id} is not in session {data.session_id!r}",
@@ -111,11 +108,6 @@ def bind_sources(principal: Principal, data: NodeInput, owner: dict[str, Any]) -
             raise InvalidInput(
                 f"source message {message_id} does not exist", fields={"source_message_ids": [f"unknown id {message_id}"]}
             )
-        if (data.scope == Scope.USER and user != data.user_id) or (
-                data.scope == Scope.WORKSPACE and workspace != data.workspace_id):
-            whose = f"user {data.user_id!r}" if data.scope == Scope.USER else f"workspace {data.workspace_id!r}"
-            raise InvalidInput(f"source message {message_id} is not in a conversation of {whose}",
-                               fields={"source_message_ids": [f"{message_id} is another owner's"]})
     return list(data.source_message_ids)
 
 

@@ -233,13 +233,6 @@ class _Importer:
         if spec.name == "node" and row.scope == "session":
             check_same_session(line, "node record (session scope)", session_pk,
                                [(f"source message {pk}", in_session[pk]) for pk in refs["source_messages"]])
-        if spec.name == "node" and row.scope in ("user", "workspace"):  # cites only its owner's conversations
-            column = f"{row.scope}_id"
-            for pk in refs["source_messages"]:
-                cited = self.sessions.get(in_session.get(pk))
-                if cited is not None and getattr(cited, column) != getattr(row, column):
-                    raise bad_line(line, f"node record ({row.scope} scope): source message {pk} is not in a "
-                                         f"conversation of {row.scope} {getattr(row, column)!r}")
 
     def _prepare(self, line: int, spec: Spec, row: Any, source_id: int | None) -> None:
         if spec.name == "message":

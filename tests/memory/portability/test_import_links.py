@@ -124,17 +124,3 @@ def test_a_session_memory_citing_another_sessions_messages_is_refused(exported, 
     refused(target, _change(exported, "node", ids.other, make_session_memory),
             rf"line \d+: node record \(session scope\): source message {trips} is in another session")
 
-
-def test_a_user_memory_citing_another_users_conversation_is_refused(exported, target, ids):
-    """As a write refuses it (memory.services.nodes.bind_sources): bob's memory citing
-    xiaoming's turn would outlive the forgetting of bob's own conversations."""
-    xiaomings = ids.messages["trips"][0]
-    refused(target, _change(exported, "node", ids.bobs, _refs(source_messages=[xiaomings])),
-            rf"line \d+: node record \(user scope\): source message {xiaomings} is not in a conversation of user 'bob'")
-
-
-def test_a_workspace_memory_citing_another_workspaces_conversation_is_refused(exported, target, ids):
-    home = ids.messages["home"][0]
-    refused(target, _change(exported, "node", ids.workspace_node, _refs(source_messages=[home])),
-            rf"line \d+: node record \(workspace scope\): source message {home} is not in a conversation of "
-            r"workspace 'trips'")
