@@ -11,8 +11,8 @@ ago", "上周", "三天前") as concrete ranges of days counted back from `now`'
 week, N weeks ago), a weekend Saturday and Sunday (last weekend: the one before this week's
 Monday), a calendar month (last month, N months ago) or year (last year / 去年, 前年, N years
 ago). A period that holds `now` (today, this morning, this week, this month, this year, 今天,
-今晚, 这周, 本月, 今年 …) is read only in a sentence that asks for a recap of what was said
-in it and nothing else (`_only_recap`: "what did we talk about today?", "我们今天聊了什么？",
+今晚, 这周, 本月, 今年 …) is read only in a query that asks for a recap of what was said in
+it and nothing else (`_only_recap`: "what did we talk about today?", "我们今天聊了什么？",
 "remind me what I said this morning", "总结一下今天聊的"), as the days from its first to
 `now`'s; otherwise it is not: "我今天想吃辣的" speaks of the present, and a boost of the turns
 said lately would only push the latest chatter above an older turn that matches as well. "This
@@ -119,40 +119,46 @@ _PRESENT = [
     re.compile(r"(?P<today>今天|今日|今早|今晨|今晚|今儿)|(?:这|(?<![日书课版成资基根剧样账记原文脚范副标读])本)个?"
                r"(?P<unit>周(?![末围边到全期刊])|星期|礼拜|月(?![饼亮光球台刊]))|(?P<year>今年)"),
 ]
-# A sentence that asks only what was said — a recap of the period and nothing else: a talk or
-# recap word (_RECAP_CUE), and no word but the period's and those of asking for a recap
-# (_RECAP_WORDS_EN, _RECAP_WORDS_ZH). "What did we talk about today?", "我们今天聊了什么？",
-# "Give me a summary of today's chat", "总结一下今天聊的". A sentence that also asks about
-# something ("I have a headache today, what did I tell you I must never take?", "今天老板说了
-# 什么我不明白", "My boss told me today that I'm fired, what should I do?") is not one: its own
-# words find the turns that answer it, from any time, and today's chatter placed before them
-# would push them out (newcomers' findings).
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+# A query that asks only what was said — a recap of the period and nothing else, the whole
+# query: a recap cue (_RECAP_CUE: talk said or done, not to come — "what did we talk about",
+# "what have we discussed", "what was I saying", "聊了什么", "说过哪些"; or a request to recap —
+# recap, summary, remind, rundown, 总结, 回顾, 回忆) and no word but the period's and those of
+# asking for a recap (_RECAP_WORDS_EN, _RECAP_WORDS_ZH). "What did we talk about today?",
+# "我们今天聊了什么？", "Give me a summary of today's chat", "总结一下今天聊的". A query that
+# also asks about something ("I have a headache today, what did I tell you I must never
+# take?", "Can we talk today? What am I allergic to?", "今天老板说了什么我不明白", "What did we
+# decide to do today?") is not one: its own words find the turns that answer it, from any time,
+# and today's chatter placed before them would push them out (three newcomers' findings).
 _RECAP_CUE = re.compile(
-    r"\b(?:talk|talked|talking|talks|discuss|discussed|discussing|chat|chats|chatted|chatting|say|said|tell|told|"
-    r"mention|mentioned|speak|spoke|ask|asked|cover|covered|decide|decided|deciding|agree|agreed|over|"
-    r"conversations?|recap|summary|summari[sz]e|sum)\b"
-    r"|聊|说|讲|谈|讨论|沟通|交流|提|问|商量|决定|总结|回顾|复盘|对话")
+    r"\bdid\s+(?:we|i|you)\b.*\b(?:talk|discuss|chat|say|tell|mention|speak|ask|cover|decid|agree|shar|go)\w*\b"
+    r"|\b(?:talked|discussed|chatted|said|told|mentioned|spoke|asked|covered|decided|agreed|shared|came\s+up"
+    r"|(?:went|gone)\s+(?:over|through))\b"
+    r"|\b(?:were|was)\s+(?:we|i|you)\s+\w+ing\b"
+    r"|\b(?:recap|summary|summari[sz]e|sum\s+up|rundown|remind|catch\s+me\s+up|review|highlights?)\b"
+    r"|总结|回顾|复盘|回忆"
+    r"|(?:聊|说|讲|谈|讨论|沟通|交流|提|问(?!题)|商量|告诉)(?:[了过到的].*(?:什么|啥|哪)|(?:什么|啥)了)"
+    r"|对话.*(?:什么|啥|哪)")
 _RECAP_WORDS_EN = frozenset("""
     what which did do does have has had were are was is be been we i you me us our ours and about the a an of from so
     far else all any anything everything something can could please remind tell give show list summary summaries
-    summarize summarise recap sum up talk talked talking talks discuss discussed discussing chat chats chatted chatting
-    conversation conversations say said tell told mention mentioned speak spoke ask asked cover covered go went gone
-    over decide decided deciding agree agreed end ended topic topics thing things s it that there with between to on
-    in for just earlier main key point points again important
+    summarize summarise recap sum up talk talked talking talks discuss discussed discussing discussion discussions
+    chat chats chatted chatting conversation conversations say said saying tell told telling mention mentioned speak
+    spoke speaking ask asked cover covered go went gone over through decide decided deciding agree agreed end ended
+    topic topics came come share shared rundown catch review highlight highlights message messages let lets s with
+    between on in just earlier again thanks thank hey hi ok okay well now quick yesterday last night
     """.split())
 _RECAP_WORDS_ZH = re.compile("|".join(sorted("""
-    我们 咱们 我 你 俩 都 一下 帮我 帮 请 给我 跟 和 之间 聊天 聊 说 讲 谈 讨论 沟通 交流 提 问 商量 决定 了 过 到 的 什么
-    啥 哪些 多少 内容 话题 事情 事 问题 那件事 那些 些 有 吗 呢 呀 啊 吧 是 总结 回顾 复盘 对话 早些时候 刚才 之前 所有 全部
-    主要 重点 一共 再 又 还 下 个 些什么
+    我们 咱们 咱俩 咱 我 你 俩 都 一下 帮我 帮 请 给我 把 跟 和 之间 聊天记录 聊天 记录 聊 说 讲 谈 讨论 沟通 交流 提 问 商量
+    决定 告诉 了 过 到 的 什么 啥 哪些 哪儿 哪 多少 内容 话题 事情 事 问题 那件事 那些 东西 些 有 吗 呢 呀 啊 吧 是 来着
+    总结 回顾 复盘 回忆 对话 早些时候 早上 上午 中午 下午 晚上 刚才 之前 所有 全部 一共 再 又 还 下 个 昨天
     """.split(), key=len, reverse=True)))
 
 
-def _only_recap(sentence: str) -> bool:
-    """Whether `sentence` (folded) asks for a recap of what was said and nothing else."""
-    if not _RECAP_CUE.search(sentence):
+def _only_recap(text: str) -> bool:
+    """Whether `text` (folded) asks for a recap of what was said and nothing else."""
+    if not _RECAP_CUE.search(text):
         return False
-    rest = sentence
+    rest = text
     for pattern in _PRESENT:
         rest = pattern.sub(" ", rest)
     return all(word in _RECAP_WORDS_EN for word in re.findall(r"\w+", _RECAP_WORDS_ZH.sub(" ", rest)))
@@ -340,13 +346,8 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
             return resolved[match.group(0)]
 
         readers += [(pattern, relative) for pattern in _RELATIVE]
-        asking = [sentence.span() for sentence in _SENTENCE.finditer(folded)
-                  if _only_recap(sentence.group(0))]
-
-        def present(match: re.Match) -> DayRange | None:
-            return _present(match, today) if any(start <= match.start() < end for start, end in asking) else None
-
-        readers += [(pattern, present) for pattern in _PRESENT] if asking else []
+        if _only_recap(folded):
+            readers += [(pattern, lambda match: _present(match, today)) for pattern in _PRESENT]
     found: list[tuple[int, Period | DayRange]] = []
     taken = bytearray(len(folded))  # 1: a character an earlier form read
     for pattern, read in readers:

@@ -138,7 +138,7 @@ def test_a_period_that_holds_now_names_none(text):
     ("What did I tell you today?", days((2024, 3, 1))),
     ("What have I asked you today?", days((2024, 3, 1))),
     ("What did we go over today?", days((2024, 3, 1))),
-    ("Did we cover anything important today", days((2024, 3, 1))),
+    ("Did we cover anything today", days((2024, 3, 1))),
     ("Summarise our chats from today", days((2024, 3, 1))),
     # found by a second newcomer
     ("Remind me what I said today", days((2024, 3, 1))),
@@ -149,6 +149,18 @@ def test_a_period_that_holds_now_names_none(text):
     ("Today we talked about what?", days((2024, 3, 1))),
     ("今天的对话内容是什么", days((2024, 3, 1))),
     ("今天早些时候我说的那件事是什么", days((2024, 3, 1))),
+    # found by a third newcomer
+    ("Hey, what did we talk about today?", days((2024, 3, 1))),
+    ("What was I saying this morning?", days((2024, 3, 1))),
+    ("What topics came up today?", days((2024, 3, 1))),
+    ("Catch me up on today's discussion.", days((2024, 3, 1))),
+    ("Let's review what we discussed today.", days((2024, 3, 1))),
+    ("What did we talk about today and yesterday?", days((2024, 3, 1)) + days((2024, 2, 29))),
+    ("帮我回忆一下今天聊了什么", days((2024, 3, 1))),
+    ("把今天聊的总结一下", days((2024, 3, 1))),
+    ("今天上午我们聊了什么", days((2024, 3, 1))),
+    ("今天我告诉过你什么？", days((2024, 3, 1))),
+    ("今天都说了什么来着", days((2024, 3, 1))),
 ])
 def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it(text, expected):
     """"What did we talk about today?" asks for today's turns: from the period's first day to now's."""
@@ -174,6 +186,13 @@ def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it
     "Summarize the recipe for tonight's dinner", "What do you say we go out tonight?",
     # a recap with a topic of its own: its words find the turns, from any time
     "which books did we talk about this month?", "这个礼拜我们谈到过哪些书？", "今年我们聊过哪些电影？",
+    # found by a third newcomer: a recap-like sentence beside the real question, plans for today, talk to come
+    "I have to ask you something today. What am I allergic to?", "Can we talk today? What am I allergic to?",
+    "今天问你个问题。我对什么过敏？", "What did we decide to do today?", "What did you say I have to do today?",
+    "Tell me what I have to do today.", "你之前说我今天有什么事？", "Is everything over for today?",
+    "Do we have anything to discuss today?", "Can you tell me again what I can have today?",
+    "Did I tell you that I had it today?", "今天有什么问题吗？", "今天讨论什么？", "今天聊聊吧", "今天又问你了",
+    "我们说过今天的事吗？", "今晚聊啥？",
 ])
 def test_a_period_that_holds_now_is_not_read_outside_a_question_about_what_was_said(text):
     assert mentioned_periods(text, now=LEAP_MARCH) == []

@@ -208,6 +208,7 @@ def test_a_question_that_only_mentions_today_keeps_the_older_turns_that_answer_i
     for question, answer in (("My boss told me today that I'm fired, what should I do about my job?", job),
                              ("我今天和朋友聊了很多，你觉得什么礼物好？花生的可以吗？", allergy),
                              ("I have a headache today, what did I tell you about penicillin?", penicillin),
-                             ("我今天头疼，我跟你说过青霉素能不能吃？", drug)):
+                             ("我今天头疼，我跟你说过青霉素能不能吃？", drug),
+                             ("I have to ask you something today. What about penicillin?", penicillin)):
         hits = search(principal, question, now=now, zone=UTC, limit=5)
         assert hits[0].message.pk == answer.pk and "said_then" not in {hit.why for hit in hits}, question
