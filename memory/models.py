@@ -124,6 +124,8 @@ class Message(models.Model):
             # the turns said in a period a question names (memory.selectors.messages._said_in_periods)
             models.Index(models.F("session"), Coalesce(models.F("occurred_at"), models.F("created_at")),
                          name="message_session_said_idx"),
+            # the system messages a summary covers, which the block never shows (context_gather._latest_summary)
+            models.Index(fields=["session", "id"], condition=models.Q(role="system"), name="message_session_system_idx"),
         ]
 
 

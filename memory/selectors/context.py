@@ -10,7 +10,8 @@ Sections of the rendered block, in display order, with the layer each belongs to
   L2 [Recent corrections]         the user's latest corrections not shown above (at most 8),
                                   marked as replacing an earlier memory (never the old value)
   L3 [Conversation summary]       the session's latest summary, unless the block shows every
-                                  message it covers word for word (counts.summary_redundant)
+                                  message it covers word for word, system messages aside
+                                  (counts.summary_redundant)
   L3 [Recent messages]            the last `recent_messages` turns, oldest first
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
   L4 [Working memory]             the session's working state: goal, resolved references,
@@ -251,8 +252,9 @@ def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[s
                       covers: int) -> tuple[list[Item], list[Item], bool]:
     """_fit, leaving out the conversation summary when the block shows without it, whole and
     word for word (no excerpt), every message the summary covers (`covers` of them: all of its
-    session's messages up to its last one). A short conversation's summary otherwise repeats
-    the recent window and the earlier messages beside it and takes their room. Returns
+    session's messages up to its last one but the system messages, which no block shows). A
+    short conversation's summary otherwise repeats the recent window and the earlier messages
+    beside it and takes their room. Returns
     (chosen, dropped, whether the summary was left out for that)."""
     summary = next((item for item in candidates if item.section == "summary"), None)
     if summary is not None and covers > 0:

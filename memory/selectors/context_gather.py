@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.instruction_models import PinnedInstructions
-from memory.models import Message, Node, NodeStatus, Scope, Session, Summary
+from memory.models import Message, MessageRole, Node, NodeStatus, Scope, Session, Summary
 from memory.search.text import normalize
 from memory.selectors.budget import Budget
 from memory.selectors.context_items import (
@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the read of standing nodes
 CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
+SYSTEM_COUNTED_MAX = 16  # system messages a summary's count sets aside; with more, it is never called redundant
 
 
 @dataclass(frozen=True)
@@ -200,28 +201,35 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
 
 def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) -> tuple[Summary | None, int]:
     """The session's latest summary and how many of the session's messages it covers — all of
-    them up to its last one, as each link of the chain is built on the one before — counted up
-    to one more than the block can show (the recent window, and each L5 hit with the turn that
+    them up to its last one, as each link of the chain is built on the one before, but its
+    system messages, which the block never shows (the agent has its own) — counted up to one
+    more than the block can show (the recent window, and each L5 hit with the turn that
     followed it), in the same statement."""
     shown_at_most = sizes.recent_messages + 2 * sizes.top_n
+    cap = shown_at_most + 1 + SYSTEM_COUNTED_MAX
     table, messages = Summary._meta.db_table, Message._meta.db_table
     # The messages are those of the team's own session (the summary's, read under the team): by
     # session and id alone the count is an index-only scan of message_session_seq_idx (the
     # statement 0.17 ms on the bench store; with the team's column too, PostgreSQL read every
-    # counted row from the table: 2.7 ms).
-    sql = (f"SELECT {columns(Summary, 's')}, (SELECT COUNT(*) FROM (SELECT 1 FROM {messages} m WHERE "
-           f"m.session_id = s.session_id AND m.id <= s.to_message_id "
-           f"LIMIT {int(shown_at_most) + 1}) AS covered) FROM {table} s "
+    # counted row from the table: 2.7 ms); the system messages, through the partial index
+    # message_session_system_idx (counting only the others would read every row's role).
+    covered = (f"SELECT COUNT(*) FROM (SELECT 1 FROM {messages} m WHERE m.session_id = s.session_id "
+               f"AND m.id <= s.to_message_id{{role}} LIMIT {{limit}}) AS counted")
+    sql = (f"SELECT {columns(Summary, 's')}, ({covered.format(role='', limit=int(cap))}), "
+           f"({covered.format(role=' AND m.role = %s', limit=SYSTEM_COUNTED_MAX + 1)}) FROM {table} s "
            "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1")
     using = router.db_for_read(Summary)
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [principal.team.pk, session.pk])
+        cursor.execute(sql, [MessageRole.SYSTEM.value, principal.team.pk, session.pk])
         rows = cursor.fetchall()
     if not rows:
         return None, 0
     summary = instances(Summary, rows, using=using)[0]
     summary.session = session  # serialisers read it
-    return summary, int(rows[0][-1])
+    every, system = int(rows[0][-2]), int(rows[0][-1])
+    if every >= cap or system > SYSTEM_COUNTED_MAX:
+        return summary, shown_at_most + 1  # more than the block can show
+    return summary, every - system
 
 
 def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from memory.models import Retrieval
 from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.context_gather import SYSTEM_COUNTED_MAX
 from memory.selectors.nodes import Owner
 from memory.services.nodes import node_supersede, supersede_input
 from memory.services.sessions import SessionRef
@@ -442,6 +443,28 @@ def test_turns_said_after_the_summary_do_not_count_as_covered(principal):
     assert context.counts["summary_redundant"] == 1  # "hello" is in the window
     assert "the user said hello" not in context.block
     assert sorted(m.content for m in context.section("recent_messages")) == ["anything else?", "hello", "what did I say?"]
+
+
+def test_a_summary_covering_a_system_message_is_still_redundant_when_every_other_turn_is_shown(principal):
+    """A newcomer's finding: the count included the agent's system message, which the block never
+    shows, so such a summary always came back beside the turns it repeats."""
+    append(principal, "You are a cooking assistant.", session_id="s1", user_id="u1", role="system")
+    append(principal, "hello", "I like noodles", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="the user likes noodles"))
+    context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"))
+    assert context.counts["summary_redundant"] == 1 and "the user likes noodles" not in context.block
+    assert sorted(m.content for m in context.section("recent_messages")) == ["I like noodles", "hello"]
+    # with a turn the block does not show, it stays
+    narrow = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 1})
+    assert narrow.counts["summary_redundant"] == 0 and "the user likes noodles" in narrow.block
+
+
+def test_past_the_system_messages_it_sets_aside_a_summary_is_never_called_redundant(principal):
+    append(principal, *["Be brief."] * (SYSTEM_COUNTED_MAX + 1), session_id="s1", user_id="u1", role="system")
+    append(principal, "hello", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="said hello"))
+    assert build(principal, "", owner=Owner(user_id="u1", session_id="s1")).counts["summary_redundant"] == 0
 
 
 LONG_TURN = "I am planning the trip. " * 8 + "My passport number is X1234567 and I am allergic to peanuts."
