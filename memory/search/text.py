@@ -142,10 +142,11 @@ def note_words(text: str) -> str:
     without the marks that only punctuate it (see _SEPARATORS and _ENCLOSERS above), emoji
     variation selectors, or spacing beside Han and kana; typographic apostrophes and dashes
     read as ASCII; spacing folded to one space. "「用户 不吃香菜」" and "用户不吃香菜！", "I like
-    tea." and "i like  TEA!", "doesn’t" and "doesn't", "Note：meeting" and "Note: meeting" read the same; "-5°C" and "5°C",
-    "不是，5点" and "不是5点", "use ; as the delimiter" and "use , as the delimiter", "from .env"
-    and "from env", "Friday?" and "Friday.", "C#" and "C", "x != y" and "x = y", "10%" and "10",
-    "3.5" and "35" do not. Empty for a text of nothing but such marks and spacing."""
+    tea." and "i like  TEA!", "doesn’t" and "doesn't", "Note：meeting" and "Note: meeting" read
+    the same; "-5°C" and "5°C", "不是，5点" and "不是5点", "use ; as the delimiter" and "use , as
+    the delimiter", "from .env" and "from env", "Friday?" and "Friday.", "C#" and "C", "x != y"
+    and "x = y", "10%" and "10", "3.5" and "35" do not. Empty for a text of nothing but such
+    marks and spacing."""
     normal = normalize(_WIDE_SEPARATOR.sub(r"\1 ", text.translate(_KEPT_FORMS))).translate(_NOTE_FOLDS)
     marked = _SEPARATOR_RUN.sub(_separators, _ENCLOSER.sub(_enclosers, _SPACES.sub(" ", normal)))
     gaps = _LOOSE_BOUNDARY.sub(" ", _GAPS.sub(lambda gap: _BOUNDARY if _BOUNDARY in gap.group() else " ", marked))
