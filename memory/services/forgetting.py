@@ -175,13 +175,16 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
     deleted → active again (the same node). superseded → its active successor is superseded by
     a new node with the restored one's fields and sources (the chain stays linear). Raises
     NotFound, AccessDenied, Conflict (any other status; the successor is no longer the
-    current version; the node's session was forgotten; another node now holds the slot).
+    current version; the node's session, or every conversation it cites, was forgotten; another
+    node now holds the slot).
     """
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     with transaction.atomic():
         node = node_for_write(principal=principal, node_id=node_id, workspace_id=workspace_id)
         if node.session_id and node.session.deleted_at is not None:
             raise Conflict(f"node {node_id} belongs to a forgotten session; it cannot come back")
+        if _only_forgotten_sources(principal, node):
+            raise Conflict(f"every conversation node {node_id} was taken from has been forgotten; it cannot come back")
         if node.status == NodeStatus.SUPERSEDED:
             return _restore_superseded(principal, node, reason=reason, workspace_id=workspace_id)
         if node.status != NodeStatus.DELETED:
@@ -219,6 +222,15 @@ def _restore_superseded(principal: Principal, node: Node, *, reason: str, worksp
                  payload={"previous_status": NodeStatus.SUPERSEDED, "restored_from": node.pk,
                           "superseded": current.pk})
     return restored
+
+
+def _only_forgotten_sources(principal: Principal, node: Node) -> bool:
+    """True when `node` cites messages and every one lies in a forgotten (soft-deleted)
+    conversation: forgetting that conversation deleted the node, and a restore would bring
+    back what the user asked to forget. A node with no recorded source is never such a node."""
+    sources = node.source_message_ids
+    return bool(sources) and not Message.objects.filter(
+        team=principal.team, pk__in=sources, session__deleted_at__isnull=True).exists()
 
 
 def _still_citable(principal: Principal, node: Node) -> list[int]:

@@ -8,10 +8,10 @@ import pytest
 from accounts.principal import principal_for_key
 from accounts.services import agent_key_create
 from memory import limits
-from memory.errors import InvalidInput
+from memory.errors import Conflict, InvalidInput
 from memory.models import AuditEvent, Node, NodeSource
 from memory.services.forget import session_forget
-from memory.services.forgetting import node_restore
+from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.node_input import NodeInput
 from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
@@ -140,3 +140,42 @@ def test_a_key_limited_to_a_workspace_restores_a_superseded_user_memory_naming_i
                                                   key="drink", value_json="coffee", title="drinks coffee"))
     restored = node_restore(principal=limited, node_id=old.pk, reason="undo", workspace_id="w1")
     assert (restored.value_json, restored.workspace_id, cited(restored)) == ("tea", "", [turn.pk])
+
+
+def test_a_memory_whose_every_conversation_was_forgotten_cannot_be_restored(principal):
+    """Found by a newcomer: forgetting a conversation deleted the user memory taken from it, and
+    a restore brought it back into the block. A memory that another live conversation also
+    cites, or that cites none, still comes back."""
+    first, = append(principal, "我对芒果过敏", session_id="s-a", workspace_id="w1")
+    second, = append(principal, "我对芒果过敏。", session_id="s-b", workspace_id="w1")
+    only_first = node_upsert(principal=principal, data=note(first.pk)).node
+    both = node_upsert(principal=principal, data=note(first.pk, second.pk, title="用户对花生过敏")).node
+    sourceless = node_upsert(principal=principal, data=note(title="用户喜欢绿茶")).node
+    session_forget(principal=principal, ref=SessionRef("s-a", "w1", "u1"), mode="soft")
+    assert Node.objects.get(pk=only_first.pk).status == "deleted"
+    with pytest.raises(Conflict, match=f"every conversation node {only_first.pk} was taken from has been forgotten"):
+        node_restore(principal=principal, node_id=only_first.pk, reason="undo")
+    assert Node.objects.get(pk=only_first.pk).status == "deleted"
+    assert not AuditEvent.objects.filter(event_type="memory.node.restored").exists()
+    for node in (both, sourceless):  # deleted by hand, they come back
+        memory_forget(principal=principal, selector=ForgetSelector(node_id=node.pk), mode="soft")
+        assert node_restore(principal=principal, node_id=node.pk, reason="undo").status == "active"
+    session_forget(principal=principal, ref=SessionRef("s-b", "w1", "u1"), mode="soft")
+    assert Node.objects.get(pk=both.pk).status == "deleted"
+    with pytest.raises(Conflict, match="has been forgotten"):
+        node_restore(principal=principal, node_id=both.pk, reason="undo")
+
+
+def test_a_superseded_memory_whose_every_conversation_was_forgotten_cannot_be_restored(principal):
+    home, = append(principal, "I love green tea", session_id="a-s1", user_id="alice", workspace_id="w1")
+
+    def tea(*sources, value="green tea"):
+        return NodeInput(scope="user", user_id="alice", type="preference", key="drink", value_json=value,
+                         title=f"likes {value}", source_message_ids=sources)
+
+    old = node_upsert(principal=principal, data=tea(home.pk)).node
+    new = node_upsert(principal=principal, data=tea(value="black tea")).node
+    session_forget(principal=principal, ref=SessionRef("a-s1", "w1", "alice"), mode="soft")
+    with pytest.raises(Conflict, match="has been forgotten"):
+        node_restore(principal=principal, node_id=old.pk, reason="undo")
+    assert list(Node.objects.filter(status="active", user_id="alice").values_list("pk", flat=True)) == [new.pk]
