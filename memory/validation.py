@@ -122,10 +122,12 @@ def clean_identity(value: str, *, field: str, required: bool = False) -> str:
 
 
 @functools.cache
-def _time_zone_names() -> frozenset[str]:
-    """The zone names the pinned tzdata package lists (its `zones` file): the same on every
-    machine, and never the host's own files (localtime, posixrules, right/…)."""
-    return frozenset(resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split())
+def _time_zone_names() -> dict[str, str]:
+    """{casefolded name: name} of the zones the pinned tzdata package lists (its `zones`
+    file): the same on every machine, and never the host's own files (localtime, posixrules,
+    right/…). No two of its names differ only in case."""
+    names = resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split()
+    return {name.casefold(): name for name in names}
 
 
 @functools.cache
@@ -135,14 +137,15 @@ def _zone_of_tzdata(name: str) -> tzinfo:
 
 
 def time_zone(name: str) -> tzinfo | None:
-    """The IANA time zone `name` ("Asia/Shanghai", "America/New_York"); None for "" (not known:
-    dates are read in UTC, from a day early; memory.search.when). Raises
-    InvalidInput for anything else. Names and rules both come from the pinned tzdata package,
-    so every machine reads a date alike; a name is looked up in its list, never opened as a
-    path."""
+    """The IANA time zone `name` ("Asia/Shanghai", "America/New_York", in any case:
+    "asia/shanghai" is the same zone); None for "" (not known: dates are read in UTC, from a
+    day early; memory.search.when). Raises InvalidInput for anything else. Names and rules both
+    come from the pinned tzdata package, so every machine reads a date alike; a name is looked
+    up in its list, never opened as a path."""
     if name == "":
         return None
-    if not isinstance(name, str) or name not in _time_zone_names():
+    known = _time_zone_names().get(name.casefold()) if isinstance(name, str) else None
+    if known is None:
         raise InvalidInput("timezone must be an IANA time zone name such as 'Asia/Shanghai'",
                            fields={"timezone": ["unknown time zone"]})
-    return _zone_of_tzdata(name)
+    return _zone_of_tzdata(known)
