@@ -146,11 +146,13 @@ _RECAP_WORDS_EN = frozenset("""
     spoke speaking ask asked cover covered go went gone over through decide decided deciding agree agreed end ended
     topic topics came come share shared rundown catch review highlight highlights message messages let lets s with
     between on in just earlier again thanks thank hey hi ok okay well now quick yesterday last night
+    important interesting main key point points notable lot lots much many things stuff
     """.split())
 _RECAP_WORDS_ZH = re.compile("|".join(sorted("""
     我们 咱们 咱俩 咱 我 你 俩 都 一下 帮我 帮 请 给我 把 跟 和 之间 聊天记录 聊天 记录 聊 说 讲 谈 讨论 沟通 交流 提 问 商量
     决定 告诉 了 过 到 的 什么 啥 哪些 哪儿 哪 多少 内容 话题 事情 事 问题 那件事 那些 东西 些 有 吗 呢 呀 啊 吧 是 来着
     总结 回顾 复盘 回忆 对话 早些时候 早上 上午 中午 下午 晚上 刚才 之前 所有 全部 一共 再 又 还 下 个 昨天
+    重要 重点 要点 主要 很多 好多
     """.split(), key=len, reverse=True)))
 
 

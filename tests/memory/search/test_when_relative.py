@@ -161,6 +161,12 @@ def test_a_period_that_holds_now_names_none(text):
     ("今天上午我们聊了什么", days((2024, 3, 1))),
     ("今天我告诉过你什么？", days((2024, 3, 1))),
     ("今天都说了什么来着", days((2024, 3, 1))),
+    # missed at the last stop: words that qualify the recap
+    ("Did we cover anything important today?", days((2024, 3, 1))),
+    ("We talked a lot today. Can you recap?", days((2024, 3, 1))),
+    ("What were the main points we discussed today?", days((2024, 3, 1))),
+    ("今天聊了哪些重要的事？", days((2024, 3, 1))),
+    ("总结一下今天聊的要点", days((2024, 3, 1))),
 ])
 def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it(text, expected):
     """"What did we talk about today?" asks for today's turns: from the period's first day to now's."""
@@ -193,6 +199,8 @@ def test_a_period_that_holds_now_is_read_in_a_question_about_what_was_said_in_it
     "Do we have anything to discuss today?", "Can you tell me again what I can have today?",
     "Did I tell you that I had it today?", "今天有什么问题吗？", "今天讨论什么？", "今天聊聊吧", "今天又问你了",
     "我们说过今天的事吗？", "今晚聊啥？",
+    "Is there anything important I have to do today?", "Did I tell you my important meeting is today?",
+    "我今天聊了很多工作的事，好累", "今天有很多重要的事要讨论",
 ])
 def test_a_period_that_holds_now_is_not_read_outside_a_question_about_what_was_said(text):
     assert mentioned_periods(text, now=LEAP_MARCH) == []
