@@ -299,7 +299,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     chosen, dropped, summary_redundant = _fit_with_summary(candidates, budget.max_chars, caps, gathered.summary_covers)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
-        prefetch_source_links([item.obj for item in chosen if item.kind == "node"])
+        prefetch_source_links([item.obj for item in chosen if item.kind == "node"], principal=principal)
     except DatabaseError as error:
         gathered.fail("source links", error)
     shown = {item.obj.pk for item in chosen if item.kind == "node"}

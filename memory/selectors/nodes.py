@@ -3,12 +3,12 @@
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import AuditEvent, Node, NodeStatus, Scope, Session
+from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import function_bigrams, owner_token, query_tokens
 from memory.selectors.rows import columns, read
@@ -132,13 +132,26 @@ def status_q(status: str, now=None) -> Q:
     return Q(status=status)
 
 
+def visible_source_links(principal: Principal) -> Prefetch:
+    """The prefetch of a node's source links that `principal` may follow, so a node shows as
+    its `source_message_ids` only those: to messages of conversations not forgotten (a
+    soft-deleted one left every read path), in a workspace the principal may read or in none.
+    A user's memory spans workspaces, and a key limited to one does not learn the message ids
+    of another. Writes read a node's links whole (memory.services.nodes.node_for_write)."""
+    links = NodeSource.objects.filter(message__session__deleted_at__isnull=True)
+    if principal.workspace_ids is not None:
+        links = links.filter(Q(message__session__workspace_id__in=sorted(principal.workspace_ids))
+                             | Q(message__session__workspace_id=""))
+    return Prefetch("source_links", queryset=links)
+
+
 def node_get(*, principal: Principal, node_id: int) -> Node:
     """A node of the team by id, any status. Raises NotFound (also for a workspace the
     principal may not read, so existence does not leak)."""
     node = (
         nodes_for_team(principal=principal)
         .select_related("session", "supersedes", "superseded_by")
-        .prefetch_related("source_links")
+        .prefetch_related(visible_source_links(principal))
         .filter(pk=node_id)
         .first()
     )
@@ -170,7 +183,8 @@ def node_chain(*, principal: Principal, node: Node) -> list[Node]:
             break
         ids.append(following)
         current = following
-    found = readable.select_related("session", "superseded_by").prefetch_related("source_links").in_bulk(ids)
+    found = readable.select_related("session", "superseded_by").prefetch_related(
+        visible_source_links(principal)).in_bulk(ids)
     return [found[pk] for pk in ids if pk in found]
 
 
@@ -195,7 +209,7 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
     prefix = filters.get("category_path_prefix")
     if prefix:
         nodes = nodes.filter(category_path_prefix_q(prefix))
-    return nodes.select_related("session").prefetch_related("source_links").order_by("-pk")
+    return nodes.select_related("session").prefetch_related(visible_source_links(principal)).order_by("-pk")
 
 
 def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:

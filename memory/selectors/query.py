@@ -293,15 +293,16 @@ def _by_score_then_seed_order(scored: list[Scored], now) -> list[Scored]:
     return ordered
 
 
-def nodes_in_order(pks: list[int], *, team_id: int, prefetch_sources: bool = True) -> list[Node]:
-    """Fetch the team's nodes by id with what serialisers need (session, successor, source
-    links), in the order of `pks`; search_tokens deferred (memory.selectors.rows.nodes_by_id)."""
+def nodes_in_order(pks: list[int], *, principal: Principal, prefetch_sources: bool = True) -> list[Node]:
+    """Fetch the team's nodes by id with what serialisers need (session, successor, the source
+    links `principal` may follow), in the order of `pks`; search_tokens deferred
+    (memory.selectors.rows.nodes_by_id)."""
     if not pks:
         return []
-    found = nodes_by_id(team_id=team_id, pks=pks)
+    found = nodes_by_id(team_id=principal.team.pk, pks=pks)
     nodes = [found[pk] for pk in pks if pk in found]
     if prefetch_sources:
-        prefetch_source_links(nodes)
+        prefetch_source_links(nodes, principal=principal)
     return nodes
 
 
@@ -344,7 +345,7 @@ def memory_query(
             set(exact_ids) | query.exclude_ids, within, principal.team.pk)
         known = {item.node_id for item in omitted} | set(exact_ids)
         omitted.extend(item for item in relevant_omitted if item.node_id not in known)
-    fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, team_id=principal.team.pk,
+    fetched = {node.pk: node for node in nodes_in_order(exact_ids + relevant_ids, principal=principal,
                                                          prefetch_sources=prefetch_sources)}
     losers = conflict_losers(principal=principal, nodes=fetched.values(), owner=query.owner, session=session, now=now,
                              scopes=query.scopes) if resolve_conflicts else {}

@@ -18,7 +18,7 @@ Each row holds the model's concrete columns in `_meta.concrete_fields` order, le
 import weakref
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections, router
 from django.db.models import Field, Model
@@ -27,6 +27,9 @@ from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttrib
 from django.db.models.signals import post_init, pre_init
 
 from memory.models import Message, Node, NodeSource, Session
+
+if TYPE_CHECKING:
+    from accounts.principal import Principal
 
 
 @cache
@@ -203,16 +206,28 @@ def messages_by_id(*, team_id: int, pks: Iterable[int]) -> dict[int, Message]:
     return {message.pk: message for _, message in messages_with_sessions(sql, [team_id, *wanted])}
 
 
-def prefetch_source_links(nodes: Iterable[Node]) -> None:
+def prefetch_source_links(nodes: Iterable[Node], *, principal: "Principal") -> None:
     """prefetch_related_objects(nodes, "source_links") in one hand-written statement: each node's
-    links (NodeSource, ordered by position) cached, so `node.source_links.all()` reads nothing."""
+    links (NodeSource, ordered by position) cached, so `node.source_links.all()` reads nothing.
+    Only the links `principal` may follow (memory.selectors.nodes.visible_source_links): to a
+    message of a conversation not forgotten, in a workspace it may read or in none."""
     pending = [node for node in nodes if "source_links" not in getattr(node, "_prefetched_objects_cache", {})]
     if not pending:
         return
     wanted = sorted({node.pk for node in pending})
+    params: list[Any] = list(wanted)
+    readable = ""
+    if principal.workspace_ids is not None:
+        workspaces = sorted(principal.workspace_ids)
+        readable = f" AND (s.workspace_id = '' OR s.workspace_id IN ({', '.join(['%s'] * len(workspaces))}))" \
+            if workspaces else " AND s.workspace_id = ''"
+        params += workspaces
     links = read(NodeSource, f"SELECT {columns(NodeSource, 'l')} FROM {NodeSource._meta.db_table} l "
-                             f"WHERE l.node_id IN ({', '.join(['%s'] * len(wanted))}) ORDER BY l.position, l.id",
-                 wanted)
+                             f"JOIN {Message._meta.db_table} m ON m.id = l.message_id "
+                             f"JOIN {Session._meta.db_table} s ON s.id = m.session_id "
+                             f"WHERE l.node_id IN ({', '.join(['%s'] * len(wanted))}) AND s.deleted_at IS NULL"
+                             f"{readable} ORDER BY l.position, l.id",
+                 params)
     by_node: dict[int, list[NodeSource]] = {}
     for link in links:
         by_node.setdefault(link.node_id, []).append(link)

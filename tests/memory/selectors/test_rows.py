@@ -160,7 +160,7 @@ def test_prefetched_source_links_are_the_orms_in_position_order(principal, djang
     second = make_node(principal, title="no source")
     mine = list(Node.objects.filter(pk__in=[first.pk, second.pk]).order_by("pk"))
     orms = list(Node.objects.filter(pk__in=[first.pk, second.pk]).order_by("pk"))
-    prefetch_source_links(mine)
+    prefetch_source_links(mine, principal=principal)
     prefetch_related_objects(orms, "source_links")
     with django_assert_num_queries(0):
         assert [node.source_message_ids for node in mine] == [node.source_message_ids for node in orms]
