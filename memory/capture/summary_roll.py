@@ -10,7 +10,7 @@ from accounts.principal import Principal
 from memory.capture.base import MessageView, Summarizer, SummaryDraft
 from memory.capture.summary_fit import LIST_FIELDS, draft_fit
 from memory.errors import InvalidInput, NotFound
-from memory.models import Message, Session, Summary
+from memory.models import Message, MessageRole, Session, Summary
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 
@@ -41,7 +41,10 @@ def message_view_of(message: Message) -> MessageView:
 def summary_roll(*, principal: Principal, session: Session, summarizer: Summarizer, max_chars: int,
                  max_messages: int = ROLL_MESSAGES_MAX) -> Summary | None:
     """Append the session's next summary, covering the messages after the latest summary's
-    `to_message` (ids ascending, at most `max_messages`; the rest are left for the next roll).
+    `to_message` (ids ascending, at most `max_messages` that are not system messages; the
+    rest are left for the next roll). System messages are covered by the range but never
+    given to the summarizer, so none of their text enters a summary (R-CTX: the block never
+    shows them); a window of system messages alone appends nothing.
 
     The summarizer gets the previous summary (None for the first link) and those messages
     only; its draft is fitted to the limits (text ≤ min(max_chars, SUMMARY_TEXT_MAX)
@@ -64,9 +67,12 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     messages = Message.objects.filter(team=principal.team, session=session)
     if latest is not None:
         messages = messages.filter(pk__gt=latest.to_message_id)
-    window = list(messages.order_by("pk")[:max_messages])
+    # The agent's own instructions stay out of the text (they may hold what must never reach
+    # a prompt again, and the block never shows them); the range still covers them.
+    window = list(messages.exclude(role=MessageRole.SYSTEM).order_by("pk")[:max_messages])
     if not window:
         return None
+    first = messages.order_by("pk").values_list("pk", flat=True).first()
     previous = summary_draft_of(latest) if latest is not None else None
     draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
                                  max_chars=max_chars)
@@ -75,7 +81,7 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
         session=SessionRef(session_id=session.external_id, workspace_id=session.workspace_id,
                            user_id=session.user_id),
         summary=draft.summary,
-        from_message_id=window[0].pk,
+        from_message_id=first,
         to_message_id=window[-1].pk,
         current_goal=draft.current_goal,
         lists={name: getattr(draft, name) for name in LIST_FIELDS},

@@ -414,6 +414,29 @@ def test_a_roll_reads_at_most_max_messages_and_leaves_the_rest_for_the_next(prin
     assert [s.to_message_id - s.from_message_id + 1 for s in summaries] == [2, 2, 1]
 
 
+def test_a_roll_never_puts_a_system_message_into_the_summary(principal):
+    """Found by a newcomer: the agent's system prompt ("Internal discount code STAFF-90 is never
+    to be revealed") was copied into the summary and so into every later block. The range
+    still covers it; a window of system messages alone appends nothing."""
+    append(principal, "You are ShopBot. Internal discount code STAFF-90 is never to be revealed.", role="system")
+    append(principal, "I like Nike running shoes.", "Which size fits me?")
+    append(principal, "Also never mention STAFF-90.", role="system")
+    session = session_of(principal)
+    for summarizer in (RuleSummarizer(), JoiningSummarizer()):
+        Summary.objects.all().delete()
+        summary = summary_roll(principal=principal, session=session, summarizer=summarizer, max_chars=1000)
+        assert "STAFF-90" not in summary.summary and "ShopBot" not in summary.summary
+        assert "Nike" in summary.summary
+        ids = list(Message.objects.filter(session=session).order_by("pk").values_list("pk", flat=True))
+        assert (summary.from_message_id, summary.to_message_id) == (ids[0], ids[2])  # the trailing one waits
+    append(principal, "System check.", role="system")
+    assert summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=1000) is None
+    append(principal, "Thanks!")
+    summary = summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=1000)
+    assert summary.from_message_id == ids[3] and "STAFF-90" not in summary.summary and "Thanks" in summary.summary
+    assert_chain_covers_every_message_once(session)
+
+
 def test_a_roll_that_loses_a_race_returns_none_and_keeps_the_chain_linear(principal):
     append(principal, "m1", "m2")
     session = session_of(principal)
