@@ -170,10 +170,12 @@ def memory_forget(
 
 
 def node_restore(*, principal: Principal, node_id: int, reason: str = "", workspace_id: str = "") -> Node:
-    """Undo a soft delete or a supersede of `node_id` (R-STORE); returns the active node.
+    """Undo a soft delete or a supersede of `node_id` (R-STORE); returns the restored node.
 
-    deleted → active again (the same node). superseded → its active successor is superseded by
-    a new node with the restored one's fields and sources (the chain stays linear). Raises
+    deleted → active again (the same node), or superseded again when a newer version replaced
+    it before it was deleted (restore it once more to make it current). superseded → its
+    active successor is superseded by a new node with the restored one's fields and sources
+    (the chain stays linear). Raises
     NotFound, AccessDenied, Conflict (any other status; the successor is no longer the
     current version; the node's session, or every conversation it cites, was forgotten; another
     node now holds the slot).
@@ -189,6 +191,8 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
             return _restore_superseded(principal, node, reason=reason, workspace_id=workspace_id)
         if node.status != NodeStatus.DELETED:
             raise Conflict(f"node {node_id} is {node.status}; only a deleted or superseded node can be restored")
+        if Node.objects.filter(team=principal.team, supersedes=node).exists():
+            return _undelete_superseded(principal, node, reason=reason)
         holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,
                                      session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id,
                                      domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
@@ -200,6 +204,18 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
         node.save(update_fields=["status", "updated_at", "version"])
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                      payload={"previous_status": NodeStatus.DELETED})
+    return node
+
+
+def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> Node:
+    """A deleted node that a newer version had replaced goes back to `superseded`, its place in
+    the chain: made active, it would be injected beside its successor (a newcomer's find)."""
+    node.status = NodeStatus.SUPERSEDED
+    node.updated_at = timezone.now()
+    node.version += 1
+    node.save(update_fields=["status", "updated_at", "version"])
+    audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
+                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED})
     return node
 
 

@@ -179,3 +179,23 @@ def test_a_superseded_memory_whose_every_conversation_was_forgotten_cannot_be_re
     with pytest.raises(Conflict, match="has been forgotten"):
         node_restore(principal=principal, node_id=old.pk, reason="undo")
     assert list(Node.objects.filter(status="active", user_id="alice").values_list("pk", flat=True)) == [new.pk]
+
+
+def test_a_deleted_memory_that_a_newer_version_replaced_comes_back_superseded(principal):
+    """Found by a newcomer: such a node came back active beside its successor, and both were
+    injected. Forgetting a conversation is what deletes a superseded node (and such a node is
+    now refused above); a store imported from before holds some, made here by hand."""
+    def home(value):
+        return NodeInput(scope="user", user_id="bob", type="fact", key="home_city", value_json=value,
+                         title=f"lives in {value}")
+
+    berlin = node_upsert(principal=principal, data=home("Berlin")).node
+    lisbon = node_upsert(principal=principal, data=home("Lisbon")).node
+    Node.objects.filter(pk=berlin.pk).update(status="deleted")
+    restored = node_restore(principal=principal, node_id=berlin.pk, reason="undo")
+    assert (restored.pk, restored.status) == (berlin.pk, "superseded")
+    assert list(Node.objects.filter(user_id="bob", status="active").values_list("pk", flat=True)) == [lisbon.pk]
+    event = AuditEvent.objects.get(event_type="memory.node.restored", node_id=berlin.pk)
+    assert event.payload == {"previous_status": "deleted", "status": "superseded"}
+    again = node_restore(principal=principal, node_id=berlin.pk, reason="Berlin after all")  # now a plain restore
+    assert again.value_json == "Berlin" and again.status == "active" and again.supersedes_id == lisbon.pk
