@@ -46,6 +46,7 @@ from memory.services.nodes import (
 )
 from memory.services.outcomes import NOT_APPLIED, proposal_outcome_record
 from memory.services.schema import Normalized, Problem, schema_normalize
+from memory.services.twins import absorb_capture_twins, twin_of
 from memory.services.upsert import node_upsert
 
 WORKSPACE_TYPES = frozenset({NodeType.FACT, NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK, NodeType.SKILL})
@@ -234,8 +235,14 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     targets = _corrected(principal, data)
     if targets:
         return _correct(principal, proposal, data, targets)
-    result = node_upsert(principal=principal, data=data, reason=proposal.reason,
-                         on_conflict=normalized.on_conflict, confirm=proposal.confirm)
+    twin = twin_of(principal, data)
+    if twin is not None:
+        return ProposalResult(accepted=True, operation="create", node=twin, reason="duplicate", notes=normalized.notes,
+                              message=f"already remembered as node {twin.pk}, from the same message")
+    with transaction.atomic():
+        result = node_upsert(principal=principal, data=data, reason=proposal.reason,
+                             on_conflict=normalized.on_conflict, confirm=proposal.confirm)
+        absorbed = absorb_capture_twins(principal, result.node) if result.created else []
     if result.conflict is not None:
         return ProposalResult(
             accepted=False, operation="create", reason="conflict", requires_confirmation=True,
@@ -257,6 +264,9 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
             message += f"; it cites {len(held)} messages, the most a memory keeps: the others were not linked"
     if result.superseded is not None:
         message = f"superseded node {result.superseded.pk}"
+    if absorbed:
+        message += f"; node{'s' if len(absorbed) > 1 else ''} {', '.join(map(str, absorbed))} that capture wrote " \
+                   f"from the same message merged into it"
     return ProposalResult(accepted=True, operation="create", node=result.node, created=result.created, reason=reason,
                           message=message, notes=normalized.notes,
                           superseded_id=result.superseded.pk if result.superseded is not None else None)
