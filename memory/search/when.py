@@ -336,6 +336,32 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
     (the call's time, aware or naive UTC) also the relative ones, as days counted back from
     its date in `zone` (UTC when None; `DayRange`; the module docstring). R-QUERY. For 500 characters about 0.15 ms,
     0.25 ms with `now` (0.35 ms for a Chinese conversation that says 今天 and 上周 in every line)."""
+    _, found = _scan(text, now, zone)
+    periods = list(dict.fromkeys(period for _, _, period in found))
+    return periods if len(periods) <= MAX_PERIODS else []
+
+
+def without_relative_periods(text: str, now: datetime | date, zone: tzinfo | None = None) -> tuple[str, list[str]]:
+    """`text` with the words that name a period relative to `now` ("yesterday", "last week",
+    昨天, 上周 — what mentioned_periods reads with `now`, not a calendar date) blanked, and
+    those words, in order; `text` as it is and [] when it names none. The last SCAN_CHARS
+    characters come back normalised (memory.search.text.normalize), as the reading sees them.
+    Such a word dates the question, not what was said: "yesterday" in a turn of March is
+    another day than the question's (memory.selectors.messages uses it to score only)."""
+    folded, found = _scan(text, now, zone)
+    spans = [(start, end) for start, end, period in found if isinstance(period, DayRange)]
+    if not spans:
+        return text, []
+    blanked = list(folded)
+    for start, end in spans:
+        blanked[start:end] = " " * (end - start)
+    return text[:-SCAN_CHARS] + "".join(blanked), [folded[start:end] for start, end in sorted(spans)]
+
+
+def _scan(text: str, now: datetime | date | None, zone: tzinfo | None
+          ) -> tuple[str, list[tuple[int, int, Period | DayRange]]]:
+    """The last SCAN_CHARS characters of `text`, folded, and the periods read in them with the
+    span of the words that name each, in order of appearance."""
     folded = normalize(text[-SCAN_CHARS:])
     readers: list[tuple[re.Pattern, Callable[[re.Match], Period | DayRange | None]]] = [
         (pattern, _absolute) for pattern in (*_ENGLISH, *_CHINESE)]
@@ -350,7 +376,7 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
         readers += [(pattern, relative) for pattern in _RELATIVE]
         if _only_recap(folded):
             readers += [(pattern, lambda match: _present(match, today)) for pattern in _PRESENT]
-    found: list[tuple[int, Period | DayRange]] = []
+    found: list[tuple[int, int, Period | DayRange]] = []
     taken = bytearray(len(folded))  # 1: a character an earlier form read
     for pattern, read in readers:
         for match in pattern.finditer(folded):
@@ -361,9 +387,8 @@ def mentioned_periods(text: str, now: datetime | date | None = None,
             if period is None:
                 continue
             taken[start:end] = b"\x01" * (end - start)
-            found.append((start, period))
-    periods = list(dict.fromkeys(period for _, period in sorted(found, key=lambda item: item[0])))
-    return periods if len(periods) <= MAX_PERIODS else []
+            found.append((start, end, period))
+    return folded, sorted(found, key=lambda item: item[0])
 
 
 def in_periods(moment: datetime | date | None, periods: Sequence[Period | DayRange], zone: tzinfo | None = None) -> bool:

@@ -23,7 +23,14 @@ from memory.search.text import (
     query_tokens,
     temporal_expansions,
 )
-from memory.search.when import DayRange, Period, in_periods, mentioned_periods, period_spans
+from memory.search.when import (
+    DayRange,
+    Period,
+    in_periods,
+    mentioned_periods,
+    period_spans,
+    without_relative_periods,
+)
 from memory.selectors.lexicon import lexicon_expand
 from memory.selectors.nodes import Owner
 from memory.selectors.rows import (
@@ -41,6 +48,7 @@ TEMPORAL_EXPANSION_SHARE = 0.3  # of a dating word's weight, for a question that
 SESSION_EVIDENCE_SHARE = 0.5
 SESSION_EVIDENCE_TOP = 2
 SESSION_EVIDENCE_POOL = 50
+RELATIVE_WORD_SHARE = 0.3  # of a relative period's word's weight ("yesterday"), on turns other words find
 DATE_MATCH_SHARE = 0.5  # a turn said in a period the query names gains this share of its score (docs/retrieval.md)
 
 
@@ -112,8 +120,11 @@ def messages_search(
     if limit <= 0 or (session is None and not owner.user_id):
         return []
     now = now or timezone.now()
-    tokens = query_tokens(query_text)
     periods = mentioned_periods(query_text, now=now, zone=zone)
+    # A relative period's words ("yesterday", 昨天) date the question, not what was said: they
+    # score the turns the other words find, and find none themselves.
+    words_text, relative_words = without_relative_periods(query_text, now, zone) if periods else (query_text, [])
+    tokens = query_tokens(words_text)
     if not tokens and not periods:
         return []
     team_id = principal.team.pk
@@ -129,10 +140,12 @@ def messages_search(
             return values["session"] == session.pk
         return values["session__workspace_id"] == owner.workspace_id and values["session__user_id"] == owner.user_id
 
-    expansions = dict.fromkeys(function_bigrams(query_text), FUNCTION_BIGRAM_SHARE)
+    expansions = dict.fromkeys(function_bigrams(words_text), FUNCTION_BIGRAM_SHARE)
     expansions.update(dict.fromkeys(temporal_expansions(query_text), TEMPORAL_EXPANSION_SHARE))
+    expansions.update(dict.fromkeys((token for words in relative_words for token in query_tokens(words)),
+                                    RELATIVE_WORD_SHARE))
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=owner.workspace_id, tokens=tokens,
-                                           token_weights=query_token_weights(query_text))
+                                           token_weights=query_token_weights(words_text))
     rows = Rows(Message, f"{_MESSAGES}.\"team_id\" = %s", (team_id,), joins=_SESSION_JOIN, columns=_REACH_COLUMNS)
     ranked = rank(rows, tokens, weights=MESSAGE_FIELD_WEIGHTS, within=within, expansions=expansions,
                   token_weights=token_weights)

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.search.when import DayRange, Period, in_periods, mentioned_periods
+from memory.search.when import DayRange, Period, in_periods, mentioned_periods, without_relative_periods
 from memory.selectors.messages import messages_search
 from memory.selectors.nodes import Owner
 from tests.helpers import append
@@ -288,6 +288,38 @@ def test_what_was_said_yesterday_outranks_todays_chatter(principal):
     assert order("Which restaurant did I name yesterday?") == [yesterday.pk, today.pk]
     assert order("昨天我说的 restaurant 叫什么？") == [yesterday.pk, today.pk]
     assert order("Which restaurant did I name?") == [today.pk, yesterday.pk]
+
+
+def test_a_relative_periods_words_find_no_turn_of_another_time(principal):
+    """Found by a newcomer: "yesterday" and 昨天 were searched for as words, so turns of months
+    ago that say them ranked above yesterday's: a relative period's words now only score the
+    turns the other words find (memory.search.when.without_relative_periods)."""
+    now = datetime(2025, 6, 11, 15, tzinfo=UTC)
+    old = _said(principal, "Yesterday Gina called me about the studio.", datetime(2025, 2, 3, 12, tzinfo=UTC), "s-feb")
+    old_zh = _said(principal, "昨天我去看了牙医，牙很疼", datetime(2025, 2, 3, 13, tzinfo=UTC), "s-feb")
+    said = _said(principal, "Gina said the new studio opens in May.", datetime(2025, 6, 10, 12, tzinfo=UTC), "s-tue")
+    said_zh = _said(principal, "晚饭吃了火锅，很辣", datetime(2025, 6, 10, 13, tzinfo=UTC), "s-tue")
+    owner = Owner(user_id="mel", workspace_id="home")
+
+    def order(query: str, when: datetime | None = now) -> list[int]:
+        return [hit.message.pk for hit in messages_search(principal=principal, session=None, owner=owner,
+                                                          query_text=query, limit=2, now=when)]
+
+    assert order("What did Gina tell me yesterday?") == [said.pk, said_zh.pk]  # then yesterday's other turn
+    assert order("昨天我吃了什么？")[0] == said_zh.pk and old_zh.pk not in order("昨天我吃了什么？")
+    # On the day after February's turns, those are yesterday's, and the word counts for them.
+    assert order("What did Gina tell me yesterday?", datetime(2025, 2, 4, 9, tzinfo=UTC))[0] == old.pk
+    # A calendar date is still a word that finds turns ("May").
+    assert said.pk in order("What opens in May?")
+
+
+@pytest.mark.parametrize(("text", "words_text", "words"), [
+    ("What did Gina tell me yesterday?", "what did gina tell me          ?", ["yesterday"]),
+    ("昨天我吃了什么？上周呢", "  我吃了什么?  呢", ["昨天", "上周"]),
+    ("What did we do on May 8, 2023?", "What did we do on May 8, 2023?", []),
+])
+def test_the_words_of_a_relative_period_are_blanked(text, words_text, words):
+    assert without_relative_periods(text, NEW_YEAR) == (words_text, words)
 
 
 def test_each_turn_is_dated_in_the_time_zone_given(principal):
