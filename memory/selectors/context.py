@@ -12,7 +12,9 @@ Sections of the rendered block, in display order, with the layer each belongs to
   L3 [Conversation summary]       the session's latest summary, unless the block shows every
                                   message it covers word for word, system messages aside
                                   (counts.summary_redundant)
-  L3 [Recent messages]            the last `recent_messages` turns, oldest first
+  L3 [Recent messages]            the last `recent_messages` turns, oldest first, and up to
+                                  SUMMARY_GAP_MAX (2) before them when the summary covers no
+                                  more: then it shows what the summary says, which is left out
   L4 [This session]               active session-scope nodes (tasks, temporary constraints, …)
   L4 [Working memory]             the session's working state: goal, resolved references,
                                   known and still-open slots, notes (one line each)
@@ -147,7 +149,8 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
     if parts.summary is not None:
         gathered.candidates.append(Item("summary", "summary", parts.summary, one_line(parts.summary.summary), "summary"))
     gathered.candidates += hits
-    recent = parts.recent[-budget.recent_messages:] if budget.recent_messages > 0 else []
+    # The window as gathered: the last recent_messages turns, or a few more a summary gives way to.
+    recent = parts.recent if budget.recent_messages > 0 else []
     gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
     gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": sum(1 for item in hits if item.after is None),
                        "recent_messages": len(recent)}

@@ -50,6 +50,9 @@ logger = logging.getLogger(__name__)
 MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the read of standing nodes
 CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
 SYSTEM_COUNTED_MAX = 16  # system messages a summary's count sets aside; with more, it is never called redundant
+# A summary that covers at most this many messages before the recent window gives way to them:
+# they join the window, and the summary, which would repeat the window, is left out.
+SUMMARY_GAP_MAX = 2
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,9 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
         parts.fail("working memory", error)
     try:
         if session is not None:
-            parts.recent = messages_recent(session=session, limit=sizes.recent_messages)
+            fetched = messages_recent(session=session, limit=sizes.recent_messages + SUMMARY_GAP_MAX)
             parts.summary, parts.summary_covers = _latest_summary(principal, session, sizes)
+            parts.recent = _window(fetched, sizes.recent_messages, parts.summary, parts.summary_covers)
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
@@ -197,6 +201,23 @@ def _read_hits(principal: Principal, request: ContextRequest, session: Session |
         ]
     except Exception as error:  # noqa: BLE001 - as above
         parts.fail("message search", error)
+
+
+def _window(fetched: list[Message], size: int, summary: Summary | None, covers: int) -> list[Message]:
+    """The recent window: the last `size` of `fetched` (the session's newest messages, oldest
+    first) — or more of them, when `summary` covers only up to SUMMARY_GAP_MAX messages before
+    the window (`covers` of them in all, as _latest_summary counts): those join it, so the
+    block can show every message the summary covers and leave the summary out as redundant
+    (memory.selectors.context._fit_with_summary) instead of repeating the window in it. A
+    newcomer's find in the demo: a summary of messages 2–8 beside the window 3–8."""
+    window = fetched[max(0, len(fetched) - size):] if size > 0 else []
+    if summary is None or not window:
+        return window
+    covered = [message for message in fetched if message.pk <= summary.to_message_id]
+    before = len(covered) - sum(1 for message in window if message.pk <= summary.to_message_id)
+    if len(covered) == covers and 0 < before <= SUMMARY_GAP_MAX:
+        return fetched[fetched.index(covered[0]):]
+    return window
 
 
 def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) -> tuple[Summary | None, int]:

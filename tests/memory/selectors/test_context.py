@@ -414,23 +414,42 @@ def test_a_summary_whose_messages_are_all_shown_word_for_word_is_left_out(princi
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
                                                           summary="用户不吃香菜，喜欢少油少辣；turn 0 … turn 5"))
     context = build(principal, "香菜 少油", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 6})
-    assert sorted(m.pk for m in context.section("recent_messages")) == [m.pk for m in rest]
-    assert {m.pk for m in context.section("earlier_messages")} == {first.pk, second.pk}
+    # The two turns before the window join it (SUMMARY_GAP_MAX), so it shows all the summary says.
+    assert sorted(m.pk for m in context.section("recent_messages")) == [first.pk, second.pk, *(m.pk for m in rest)]
+    assert context.section("earlier_messages") == []
     assert context.section("summary") == [] and "用户不吃香菜，喜欢少油少辣" not in context.block
     assert context.counts["summary_redundant"] == 1
 
 
+def test_a_summary_of_a_turn_or_two_before_the_window_gives_way_to_them(principal):
+    """A newcomer's find in the demo: the summary of messages 2–8 stood beside the window 3–8,
+    repeating six turns. Up to SUMMARY_GAP_MAX turns before the window join it instead; with
+    more, the window keeps its size and the summary stays."""
+    for before, joined in ((1, True), (2, True), (3, False)):
+        session_id = f"s{before}"
+        earlier = append(principal, *(f"earlier {i}" for i in range(before)), session_id=session_id, user_id="u1")
+        window = append(principal, *(f"turn {i}" for i in range(6)), session_id=session_id, user_id="u1")
+        summary_append(principal=principal, data=SummaryInput(session=SessionRef(session_id, "", "u1"),
+                                                              summary="a summary of every turn"))
+        context = build(principal, "", owner=Owner(user_id="u1", session_id=session_id),
+                        budget={"recent_messages": 6})
+        shown = [m.pk for m in context.section("recent_messages")]
+        assert sorted(shown) == [m.pk for m in (earlier if joined else []) + window]
+        assert ("a summary of every turn" in context.block) is not joined
+        assert context.counts["summary_redundant"] == int(joined)
+
+
 def test_a_summary_covering_a_message_the_block_does_not_show_stays(principal):
-    append(principal, "以后做饭别给我推荐香菜", "我喜欢少油少辣", session_id="s1", user_id="u1")
+    append(principal, "以后做饭别给我推荐香菜", "我喜欢少油少辣", "我对花生过敏", session_id="s1", user_id="u1")
     append(principal, *(f"turn {i}" for i in range(6)), session_id="s1", user_id="u1")
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
                                                           summary="用户不吃香菜，喜欢少油少辣"))
-    # No question: the two first turns are not shown, so the summary is all that says them.
+    # No question: the three first turns are not shown, so the summary is all that says them.
     context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 6})
     assert [item.obj.summary for item in context.items if item.section == "summary"] == ["用户不吃香菜，喜欢少油少辣"]
     assert context.counts["summary_redundant"] == 0
     # Nor when a turn it covers did not fit the budget: the summary is what fits of it.
-    tight = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 8,
+    tight = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 9,
                                                                                    "max_chars": 90})
     assert tight.counts["summary_redundant"] == 0
 
@@ -455,9 +474,12 @@ def test_a_summary_covering_a_system_message_is_still_redundant_when_every_other
     context = build(principal, "", owner=Owner(user_id="u1", session_id="s1"))
     assert context.counts["summary_redundant"] == 1 and "the user likes noodles" not in context.block
     assert sorted(m.content for m in context.section("recent_messages")) == ["I like noodles", "hello"]
-    # with a turn the block does not show, it stays
+    # with a turn the block does not show, it stays (here the one turn before the window joins it)
+    append(principal, "and dumplings", "and rice", session_id="s1", user_id="u1")
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
+                                                          summary="the user likes noodles, dumplings and rice"))
     narrow = build(principal, "", owner=Owner(user_id="u1", session_id="s1"), budget={"recent_messages": 1})
-    assert narrow.counts["summary_redundant"] == 0 and "the user likes noodles" in narrow.block
+    assert narrow.counts["summary_redundant"] == 0 and "the user likes noodles, dumplings and rice" in narrow.block
 
 
 def test_past_the_system_messages_it_sets_aside_a_summary_is_never_called_redundant(principal):
@@ -482,8 +504,8 @@ def test_a_summary_stays_when_a_covered_turn_is_shown_only_as_an_excerpt(princip
 
 
 def test_a_summary_stays_when_an_earlier_hit_or_its_follow_up_is_cut(principal):
-    append(principal, "Where should we go in June?", LONG_TURN, *(f"turn {i}" for i in range(6)),
-           session_id="s1", user_id="u1")
+    append(principal, "Hello!", "Where should we go in June?", LONG_TURN, *(f"turn {i}" for i in range(6)),
+           session_id="s1", user_id="u1")  # three turns before the window: none joins it
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"),
                                                           summary="June trip; passport X1234567; peanuts."))
     context = build(principal, "June trip passport", owner=Owner(user_id="u1", session_id="s1"),
