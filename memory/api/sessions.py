@@ -19,7 +19,7 @@ class SessionForgetQuerySerializer(OwnerFields):
     """The query string; the session id is in the path."""
 
     mode = serializers.ChoiceField(choices=["soft", "hard"], required=False, default="soft",
-                                   help_text="soft: reversible, hidden everywhere; hard: removed for good")
+                                   help_text="soft: hidden everywhere, kept in the store; hard: removed for good")
     reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="",
                              trim_whitespace=False)
 
@@ -56,10 +56,10 @@ class SessionView(TeamAPIView):
         responses={200: SessionForgetOutSerializer},
         description=(
             "Forget the session named by session_id (path) with workspace_id and user_id. soft (default): hidden "
-            "from every read, the memories derived only from it marked deleted; reversible; 409 when already "
-            "soft-deleted. hard: its messages, summaries and the memories derived only from it are removed and "
-            "redacted from the audit and the hit ledger; memories that also cite another session stay, without "
-            "those links. Returns counts per kind."
+            "from every read, the memories derived only from it marked deleted (kept in the store, not restorable "
+            "one by one); 409 when already soft-deleted. hard: its messages, summaries and the memories derived "
+            "only from it are removed and redacted from the audit and the hit ledger; memories that also cite "
+            "another session stay, without those links. Returns counts per kind."
         ),
     )
     def delete(self, request, session_id: str):

@@ -11,7 +11,8 @@ What belongs to a session:
   stays, even where it restates what was said here. Nodes with no recorded source are
   never attributed to a session, whatever their text.
 
-soft (reversible; a restore may come later): the session gets `deleted_at`; its messages,
+soft (kept in the store, but nothing brings it back through the API; its derived memories
+cannot be restored one by one either, memory.services.forgetting): the session gets `deleted_at`; its messages,
 summaries and working memory leave every read path (the selectors skip sessions with
 `deleted_at`), it takes no new messages, session memories or working memory (409), and its messages can no longer be cited
 as sources; the nodes that belong to it become `deleted`, one `memory.node.deleted` event
