@@ -167,6 +167,33 @@ def test_prefetched_source_links_are_the_orms_in_position_order(principal, djang
         assert mine[0].source_message_ids == [said[2].pk, said[0].pk, said[1].pk]
 
 
+def test_prefetched_source_links_follow_the_readers_reach_as_the_orms_prefetch_does(team, principal):
+    from django.db.models import prefetch_related_objects
+
+    from accounts.principal import principal_for_key
+    from accounts.services import agent_key_create
+    from memory.selectors.nodes import visible_source_links
+    from memory.selectors.rows import prefetch_source_links
+    from memory.services.forget import session_forget
+    from memory.services.sessions import SessionRef
+
+    home, = append(principal, "one", session_id="a", user_id="u1", workspace_id="home")
+    work, = append(principal, "two", session_id="b", user_id="u1", workspace_id="work")
+    loose, = append(principal, "three", session_id="c", user_id="u1")
+    gone, = append(principal, "four", session_id="d", user_id="u1", workspace_id="home")
+    node = make_node(principal, scope="user", user_id="u1", title="four sources",
+                     source_message_ids=[gone.pk, work.pk, home.pk, loose.pk])
+    session_forget(principal=principal, ref=SessionRef("d", "home", "u1"), mode="soft")
+    limited = principal_for_key(agent_key_create(team=team, name="home", workspace_ids=["home"])[0])
+    nowhere = principal_for_key(agent_key_create(team=team, name="none", workspace_ids=[])[0])
+    expected = {principal: [work.pk, home.pk, loose.pk], limited: [home.pk, loose.pk], nowhere: [loose.pk]}
+    for reader, ids in expected.items():
+        mine, orms = [Node.objects.get(pk=node.pk)], [Node.objects.get(pk=node.pk)]
+        prefetch_source_links(mine, principal=reader)
+        prefetch_related_objects(orms, visible_source_links(reader))
+        assert mine[0].source_message_ids == orms[0].source_message_ids == ids
+
+
 def test_the_ledger_insert_stores_what_the_orms_create_stores(principal):
     from django.forms.models import model_to_dict
     from django.utils import timezone
