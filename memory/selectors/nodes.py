@@ -145,6 +145,18 @@ def visible_source_links(principal: Principal) -> Prefetch:
     return Prefetch("source_links", queryset=links)
 
 
+def visible_message_ids(principal: Principal, ids) -> set[int]:
+    """Of the message ids `ids`, those `principal` may follow (as visible_source_links): of the
+    team, in a conversation not forgotten, in a workspace it may read or in none. One query."""
+    from memory.models import Message
+
+    messages = Message.objects.filter(team=principal.team, pk__in=list(ids), session__deleted_at__isnull=True)
+    if principal.workspace_ids is not None:
+        messages = messages.filter(Q(session__workspace_id__in=sorted(principal.workspace_ids))
+                                   | Q(session__workspace_id=""))
+    return set(messages.values_list("pk", flat=True))
+
+
 def node_get(*, principal: Principal, node_id: int) -> Node:
     """A node of the team by id, any status. Raises NotFound (also for a workspace the
     principal may not read, so existence does not leak)."""

@@ -30,9 +30,9 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Message, Node, NodeSource, NodeStatus
+from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
-from memory.services.audit import audit_merged_into, audit_record
+from memory.services.audit import MERGED_EVENT, audit_merged_into, audit_record
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import node_delete, node_for_write, supersede_input, supersede_locked, validate_node_input
@@ -177,8 +177,8 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
     active successor is superseded by a new node with the restored one's fields and sources
     (the chain stays linear). Raises
     NotFound, AccessDenied, Conflict (any other status; the successor is no longer the
-    current version; the node's session, or every conversation it cites, was forgotten; another
-    node now holds the slot).
+    current version; the node's session, or every conversation it cites, was forgotten; it was
+    merged into another node as a duplicate; another node now holds the slot).
     """
     clean_text(reason, field="reason", max_length=limits.REASON_MAX)
     with transaction.atomic():
@@ -191,6 +191,10 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
             return _restore_superseded(principal, node, reason=reason, workspace_id=workspace_id)
         if node.status != NodeStatus.DELETED:
             raise Conflict(f"node {node_id} is {node.status}; only a deleted or superseded node can be restored")
+        merged = AuditEvent.objects.filter(team=principal.team, node_id=node.pk, event_type=MERGED_EVENT).first()
+        if merged is not None:
+            raise Conflict(f"node {node_id} was merged into node {merged.payload.get('merged_into')}, which says it; "
+                           f"restore or edit that one")
         if Node.objects.filter(team=principal.team, supersedes=node).exists():
             return _undelete_superseded(principal, node, reason=reason)
         holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,

@@ -7,20 +7,23 @@ differently ("The user said they live in Berlin." / "The user lives in Berlin.")
 two slots, so both were injected, and superseding or forgetting the agent's copy left the
 capture's copy active (a newcomer's find). The agent's explicit write is the one kept:
 
-- an agent's (or a person's) new keyless note absorbs the active keyless notes that capture
-  wrote from one of the same messages and that say the same thing (`absorb_capture_twins`): each
-  becomes `deleted` with a `memory.node.merged` event naming the agent's node, which gains its
-  source messages — as consolidation merges (memory.capture.consolidate), so forgetting the
-  agent's node for good takes the twin along;
-- a capture write that such a note (of anyone) already says, from one of the same messages, is
-  not made (`twin_of`): the answer names the note, as for any repeat.
+- an agent's (or a person's) new note absorbs the active notes that capture wrote from one of
+  the same messages and that it says (`absorb_capture_twins`): each becomes `deleted` with a
+  `memory.node.merged` event naming the agent's node, which gains its source messages — as
+  consolidation merges (memory.capture.consolidate), so forgetting the agent's node for good
+  takes the twin along, and a restore of the twin is refused (memory.services.forgetting);
+- a capture write that a note (of anyone) from one of the same messages already says is not
+  made (`twin_of`): the answer names the note, as for any repeat.
 
-"Say the same thing": the distinctive words of title and content (query tokens: stems, CJK
-bigrams, no stop words, no "user"/用户) of the shorter text are at least SAME_SHARE of them in
-the other's. "User lives in Berlin" and "The user said they live in Berlin" are one; "likes
-tea" and "likes coffee" from "I like tea and coffee" are two (half their words). Keyed nodes
-are left to their slots (the same key and value already take one). Only the same scope and
-owner: a user's note does not absorb a session's.
+"Say the same thing": the capture note's title — the fact itself, without the words capture
+wraps it in ("The user said …", 用户要求记住：…) — says nothing the agent's note does not: at least
+SAME_SHARE of its distinctive words (query tokens: stems, CJK bigrams, no stop words, no
+"user"/用户) are among those of the agent's title, content, key and value. "User lives in Berlin"
+is in "The user lives in Berlin."; a note of the whole "I'm allergic to peanuts and my daughter
+Emma to eggs" is not in "User is allergic to peanuts" (a second newcomer's finding: the eggs
+were lost), nor "likes tea and coffee" in "likes tea". Either may have a key: the README's agent
+writes `home_city = Berlin` where capture wrote a keyless note. Only the same scope and owner: a
+user's note does not absorb a session's.
 """
 
 from django.db.models import QuerySet
@@ -28,7 +31,7 @@ from django.db.models import QuerySet
 from accounts.principal import Principal
 from memory import limits
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
-from memory.search.text import query_tokens
+from memory.search.text import json_strings, query_tokens
 from memory.services.audit import MERGED_EVENT, audit_record
 from memory.services.nodes import NodeInput
 
@@ -38,21 +41,25 @@ SAME_SHARE = 0.8
 _GENERIC = frozenset({"user", "用户"})
 
 
-def subject_words(title: str, content: str) -> frozenset[str]:
-    """The distinctive tokens of a note (see module doc)."""
-    return frozenset(query_tokens(f"{title}\n{content}", limit=None)) - _GENERIC
+def subject_words(*texts: str) -> frozenset[str]:
+    """The distinctive tokens of a note's texts (see module doc)."""
+    return frozenset(query_tokens("\n".join(texts), limit=None)) - _GENERIC
 
 
-def same_subject(one: frozenset[str], other: frozenset[str]) -> bool:
-    """Whether two notes' subject words say the same thing: at least two words, and at least
-    SAME_SHARE of the smaller set in the larger."""
-    smaller = min(len(one), len(other))
-    return smaller >= 2 and len(one & other) >= SAME_SHARE * smaller
+def note_words(title: str, content: str, key: str, value: object) -> frozenset[str]:
+    """What a note says, as subject words: its title, content, key and value's strings."""
+    return subject_words(title, content, key.replace("_", " ").replace(".", " "), *json_strings(value))
+
+
+def says_all_of(words: frozenset[str], fact: frozenset[str]) -> bool:
+    """Whether a note of subject `words` says the `fact` (a capture note's title words): at least
+    two words, and at least SAME_SHARE of them among `words`."""
+    return len(fact) >= 2 and len(fact & words) >= SAME_SHARE * len(fact)
 
 
 def _same_owner(team_id: int, scope: str, *, session: dict, workspace_id: str, user_id: str) -> QuerySet[Node]:
-    """Active keyless nodes of one owner; `session` filters a session-scope owner's session."""
-    nodes = Node.objects.filter(team_id=team_id, status=NodeStatus.ACTIVE, scope=scope, key="")
+    """Active nodes of one owner; `session` filters a session-scope owner's session."""
+    nodes = Node.objects.filter(team_id=team_id, status=NodeStatus.ACTIVE, scope=scope)
     if scope == Scope.SESSION:
         return nodes.filter(**session)
     return nodes.filter(session=None, workspace_id=workspace_id if scope == Scope.WORKSPACE else "",
@@ -64,27 +71,26 @@ def _citing(nodes: QuerySet[Node], message_ids) -> QuerySet[Node]:
 
 
 def twin_of(principal: Principal, data: NodeInput) -> Node | None:
-    """For a capture write of keyless `data` (validated): the active keyless note of the same
-    owner that cites one of its source messages and says the same thing, or None."""
-    if principal.role != CAPTURE_ROLE or data.key or not data.source_message_ids:
+    """For a capture write of `data` (validated): the active node of the same owner that cites
+    one of its source messages and says all its title says, or None."""
+    if principal.role != CAPTURE_ROLE or not data.source_message_ids:
         return None
-    words = subject_words(data.title, data.content)
+    fact = subject_words(data.title)
     session = {"session__external_id": data.session_id, "session__workspace_id": data.workspace_id,
                "session__user_id": data.user_id}
     owner = _same_owner(principal.team.pk, data.scope, session=session, workspace_id=data.workspace_id,
                         user_id=data.user_id)
     for node in _citing(owner, data.source_message_ids).order_by("pk")[:limits.NODE_SOURCES_MAX]:
-        if same_subject(words, subject_words(node.title, node.content)):
+        if says_all_of(note_words(node.title, node.content, node.key, node.value_json), fact):
             return node
     return None
 
 
 def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
-    """After an agent's or a person's write created keyless `node`: merge into it the active
-    keyless notes of the same owner that capture created from one of its source messages and
-    that say the same thing (see module doc). Must run in the write's transaction. Returns the
-    ids merged."""
-    if principal.role == CAPTURE_ROLE or node.key:
+    """After an agent's or a person's write created `node`: merge into it the active notes of
+    the same owner that capture created from one of its source messages and whose title it
+    says (see module doc). Must run in the write's transaction. Returns the ids merged."""
+    if principal.role == CAPTURE_ROLE:
         return []
     sources = list(NodeSource.objects.filter(node=node).order_by("position", "pk").values_list("message_id", flat=True))
     if not sources:
@@ -97,9 +103,8 @@ def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
     by_capture = set(AuditEvent.objects.filter(
         team=principal.team, event_type="memory.node.created", actor=CAPTURE_ACTOR,
         node_id__in=[twin.pk for twin in candidates]).values_list("node_id", flat=True))
-    words = subject_words(node.title, node.content)
-    twins = [twin for twin in candidates
-             if twin.pk in by_capture and same_subject(words, subject_words(twin.title, twin.content))]
+    words = note_words(node.title, node.content, node.key, node.value_json)
+    twins = [twin for twin in candidates if twin.pk in by_capture and says_all_of(words, subject_words(twin.title))]
     if not twins:
         return []
     links = list(NodeSource.objects.filter(node__in=twins).order_by("position", "pk").values_list("message_id", flat=True))

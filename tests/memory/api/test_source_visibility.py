@@ -27,6 +27,9 @@ def test_source_ids_are_those_the_reader_may_follow(team, principal, agent_clien
                      client.get("/api/v1/nodes", {"user_id": "dan"}).json()["results"]],
             "history": [item["source_message_ids"] for item in
                         client.get(f"/api/v1/nodes/{node.pk}/history", extra).json()["chain"]],
+            "audit": [event["payload"]["source_message_ids"] for event in  # a second newcomer's find
+                      client.get(f"/api/v1/nodes/{node.pk}/history", extra).json()["audit"]
+                      if "source_message_ids" in event["payload"]],
             "search": [item["source_message_ids"] for item in
                        client.post("/api/v1/memory/search", {"workspace_id": "home", "user_id": "dan",
                                                                        "query_text": "green tea"},
@@ -38,7 +41,7 @@ def test_source_ids_are_those_the_reader_may_follow(team, principal, agent_clien
 
     everything = [work.pk, home.pk, loose.pk]  # the forgotten conversation's message never shows
     assert shown(agent_client) == {"get": everything, "list": [everything], "history": [everything],
-                                   "search": [everything], "context": [everything]}
+                                   "audit": [everything], "search": [everything], "context": [everything]}
     mine = [home.pk, loose.pk]
     assert shown(home_only, workspace_id="home") == {"get": mine, "list": [mine], "history": [mine],
-                                                    "search": [mine], "context": [mine]}
+                                                    "audit": [mine], "search": [mine], "context": [mine]}
