@@ -21,17 +21,20 @@ SAME_SHARE of its distinctive words (query tokens: stems, CJK bigrams, no stop w
 "user"/用户) are among those of the agent's title, content, key and value. "User lives in Berlin"
 is in "The user lives in Berlin."; a note of the whole "I'm allergic to peanuts and my daughter
 Emma to eggs" is not in "User is allergic to peanuts" (a second newcomer's finding: the eggs
-were lost), nor "likes tea and coffee" in "likes tea". Either may have a key: the README's agent
+were lost), nor "likes tea and coffee" in "likes tea"; and with the same polarity (`agrees`:
+"User eats pork" does not say "User does not eat pork"). Either may have a key: the README's agent
 writes `home_city = Berlin` where capture wrote a keyless note. Only the same scope and owner: a
 user's note does not absorb a session's.
 """
+
+import re
 
 from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory import limits
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
-from memory.search.text import json_strings, query_tokens
+from memory.search.text import json_strings, normalize, query_tokens
 from memory.services.audit import MERGED_EVENT, audit_record
 from memory.services.nodes import NodeInput
 
@@ -55,6 +58,23 @@ def says_all_of(words: frozenset[str], fact: frozenset[str]) -> bool:
     """Whether a note of subject `words` says the `fact` (a capture note's title words): at least
     two words, and at least SAME_SHARE of them among `words`."""
     return len(fact) >= 2 and len(fact & words) >= SAME_SHARE * len(fact)
+
+
+_NEGATION = re.compile(r"\b(?:no|not|never|nor|none|nothing|nobody|neither|cannot|without|dont|doesnt|didnt|cant"
+                       r"|wont|isnt|arent|wasnt|werent|\w+n['’]t)\b|[不没沒别別无無未勿莫]")
+
+
+def negated(text: str) -> bool:
+    """Whether `text` says no (not, never, don't …; 不, 没, 别, 无, 未 …)."""
+    return bool(_NEGATION.search(normalize(text)))
+
+
+def agrees(fact: str, title: str, content: str) -> bool:
+    """Whether a note (`title`, `content`) says the capture title `fact` with the same polarity:
+    a negated fact only in a note that says no somewhere, an affirmed one only in a note whose
+    title does not ("User eats pork" does not say "User does not eat pork", nor the other way
+    round; "用户对花生过敏" with "推荐菜谱时不要用花生" does say "用户对花生过敏")."""
+    return negated(title) or negated(content) if negated(fact) else not negated(title)
 
 
 def _same_owner(team_id: int, scope: str, *, session: dict, workspace_id: str, user_id: str) -> QuerySet[Node]:
@@ -81,7 +101,8 @@ def twin_of(principal: Principal, data: NodeInput) -> Node | None:
     owner = _same_owner(principal.team.pk, data.scope, session=session, workspace_id=data.workspace_id,
                         user_id=data.user_id)
     for node in _citing(owner, data.source_message_ids).order_by("pk")[:limits.NODE_SOURCES_MAX]:
-        if says_all_of(note_words(node.title, node.content, node.key, node.value_json), fact):
+        if says_all_of(note_words(node.title, node.content, node.key, node.value_json), fact) and agrees(
+                data.title, node.title, node.content):
             return node
     return None
 
@@ -104,7 +125,8 @@ def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
         team=principal.team, event_type="memory.node.created", actor=CAPTURE_ACTOR,
         node_id__in=[twin.pk for twin in candidates]).values_list("node_id", flat=True))
     words = note_words(node.title, node.content, node.key, node.value_json)
-    twins = [twin for twin in candidates if twin.pk in by_capture and says_all_of(words, subject_words(twin.title))]
+    twins = [twin for twin in candidates if twin.pk in by_capture and says_all_of(words, subject_words(twin.title))
+             and agrees(twin.title, node.title, node.content)]
     if not twins:
         return []
     links = list(NodeSource.objects.filter(node__in=twins).order_by("position", "pk").values_list("message_id", flat=True))

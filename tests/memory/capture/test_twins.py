@@ -12,7 +12,7 @@ from memory.errors import Conflict
 from memory.models import AuditEvent, Node
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.proposals import Proposal, proposal_apply
-from memory.services.twins import note_words, says_all_of, subject_words
+from memory.services.twins import agrees, note_words, says_all_of, subject_words
 from tests.helpers import append, make_node
 from tests.memory.capture.test_jobs import Echo
 
@@ -152,3 +152,17 @@ def test_the_readme_example_keeps_one_memory(principal):
 def test_a_note_says_a_fact_when_it_holds_most_of_its_words(note, fact, said):
     title, content, key, value = (*note, "", None)[:4] if len(note) == 2 else note
     assert says_all_of(note_words(title, content, key, value), subject_words(fact)) is said
+
+
+@pytest.mark.parametrize(("fact", "title", "content", "same"), [
+    ("User lives in Berlin", "User lives in Berlin", "", True),
+    ("User does not eat pork", "User eats pork", "", False),
+    ("User eats pork", "User doesn't eat pork", "", False),
+    ("User does not eat pork", "Diet", "The user doesn't eat pork.", True),
+    ("用户对花生过敏", "用户对花生过敏", "推荐菜谱时不要用花生。", True),
+    ("用户不吃香菜", "用户吃香菜", "", False),
+    ("用户没有孩子", "用户沒有孩子", "", True),
+])
+def test_a_note_says_a_fact_only_with_the_same_polarity(fact, title, content, same):
+    assert agrees(fact, title, content) is same
+
