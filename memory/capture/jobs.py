@@ -89,7 +89,9 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
             proposal = proposal_from_operation(body, **owner)
             with transaction.atomic():
                 result = proposal_apply(principal=principal, proposal=proposal)
-            outcome = "accepted" if result.accepted else (result.reason or "refused")
+            # A repeat writes nothing: counted as such, not as a write (a newcomer's find).
+            outcome = "duplicate" if result.reason == "duplicate" else (
+                "accepted" if result.accepted else (result.reason or "refused"))
         except MemoryError as error:
             outcome = "invalid" if error.status == 400 else error.code
         except AccessDenied:

@@ -12,61 +12,70 @@ capture's copy active (a newcomer's find). The agent's explicit write is the one
   `memory.node.merged` event naming the agent's node, which gains its source messages — as
   consolidation merges (memory.capture.consolidate), so forgetting the agent's node for good
   takes the twin along, and a restore of the twin is refused (memory.services.forgetting);
-- a capture write that a note (of anyone) from one of the same messages already says is not
-  made (`twin_of`): the answer names the note, as for any repeat.
+- a capture write that a note (of anyone, in any status) from one of the same messages already
+  says is not made (`twin_of`): the message was remembered, and what became of that memory
+  since — superseded, forgotten, expired — stands; a late capture job does not bring it back.
 
-"Say the same thing": the capture note's title — the fact itself, without the words capture
-wraps it in ("The user said …", 用户要求记住：…) — says nothing the agent's note does not: at least
-SAME_SHARE of its distinctive words (query tokens: stems, CJK bigrams, no stop words, no
-"user"/用户) are among those of the agent's title, content, key and value. "User lives in Berlin"
-is in "The user lives in Berlin."; a note of the whole "I'm allergic to peanuts and my daughter
-Emma to eggs" is not in "User is allergic to peanuts" (a second newcomer's finding: the eggs
-were lost), nor "likes tea and coffee" in "likes tea"; and with the same polarity (`agrees`:
-"User eats pork" does not say "User does not eat pork"). Either may have a key: the README's agent
-writes `home_city = Berlin` where capture wrote a keyless note. Only the same scope and owner: a
-user's note does not absorb a session's.
+"Says": the capture note's title — the fact itself, without the words capture wraps it in
+("The user said …", 用户要求记住：…) and without a leading "User" / 用户 — appears word for word
+in the other note's title, content or both (compared as notes are: memory.search.text.note_words
+folds case, width, traditional/simplified script and the marks that only punctuate), not inside
+a longer word or number; the two are of the same type; and they agree in polarity (`agrees`).
+Anything less keeps both. Two newcomers broke looser rules, each losing a fact: a share of common
+words ("…peanuts, milk, eggs and soy" was absorbed by "…peanuts, milk and eggs"; "Tom … peanuts and
+Emma … eggs" by the swapped sentence; 5月3日 by 3月5日), a constraint absorbed by a fact, a lasting
+note by one that expires. A twin that survives costs characters; a lost fact costs the user.
+
+Owners: the same scope and owner, or a session note of the agent's user-scope note's user (the
+user's own memory saying it makes a session copy redundant, as the rules extractor holds).
 """
 
 import re
 
-from django.db.models import QuerySet
+from django.db.models import Q
 
 from accounts.principal import Principal
 from memory import limits
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
-from memory.search.text import json_strings, normalize, query_tokens
+from memory.search.text import note_words
 from memory.services.audit import MERGED_EVENT, audit_record
 from memory.services.nodes import NodeInput
 
 CAPTURE_ROLE = "capture"
 CAPTURE_ACTOR = f"system:{CAPTURE_ROLE}"
-SAME_SHARE = 0.8
-_GENERIC = frozenset({"user", "用户"})
-
-
-def subject_words(*texts: str) -> frozenset[str]:
-    """The distinctive tokens of a note's texts (see module doc)."""
-    return frozenset(query_tokens("\n".join(texts), limit=None)) - _GENERIC
-
-
-def note_words(title: str, content: str, key: str, value: object) -> frozenset[str]:
-    """What a note says, as subject words: its title, content, key and value's strings."""
-    return subject_words(title, content, key.replace("_", " ").replace(".", " "), *json_strings(value))
-
-
-def says_all_of(words: frozenset[str], fact: frozenset[str]) -> bool:
-    """Whether a note of subject `words` says the `fact` (a capture note's title words): at least
-    two words, and at least SAME_SHARE of them among `words`."""
-    return len(fact) >= 2 and len(fact & words) >= SAME_SHARE * len(fact)
-
-
+FACT_CHARS_MIN = 4  # a shorter title says too little to be found in another note
+_SUBJECT = re.compile(r"^(?:the )?user(?: |$)|^用户(?!的)")
 _NEGATION = re.compile(r"\b(?:no|not|never|nor|none|nothing|nobody|neither|cannot|without|dont|doesnt|didnt|cant"
                        r"|wont|isnt|arent|wasnt|werent|\w+n['’]t)\b|[不没沒别別无無未勿莫]")
+_LATIN = re.compile(r"[^\W_]", re.ASCII)
+
+
+def fact_of(title: str) -> str:
+    """A capture note's title as the fact another note must say: as notes are compared, without
+    a leading "user" / "the user" / 用户 (not "user's", 用户的)."""
+    return _SUBJECT.sub("", note_words(title), count=1)
+
+
+def says(fact: str, title: str, content: str) -> bool:
+    """Whether a note (`title`, `content`) says `fact` (fact_of) word for word: in its title, its
+    content or both together, not inside a longer Latin word or number."""
+    if len(fact) < FACT_CHARS_MIN:
+        return False
+    for text in (note_words(title), note_words(content), note_words(f"{title} {content}")):
+        start = text.find(fact)
+        while start >= 0:
+            end = start + len(fact)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < len(text) else " "
+            if not (_LATIN.match(fact[0]) and _LATIN.match(before)) and not (_LATIN.match(fact[-1]) and _LATIN.match(after)):
+                return True
+            start = text.find(fact, start + 1)
+    return False
 
 
 def negated(text: str) -> bool:
     """Whether `text` says no (not, never, don't …; 不, 没, 别, 无, 未 …)."""
-    return bool(_NEGATION.search(normalize(text)))
+    return bool(_NEGATION.search(note_words(text)))
 
 
 def agrees(fact: str, title: str, content: str) -> bool:
@@ -77,56 +86,54 @@ def agrees(fact: str, title: str, content: str) -> bool:
     return negated(title) or negated(content) if negated(fact) else not negated(title)
 
 
-def _same_owner(team_id: int, scope: str, *, session: dict, workspace_id: str, user_id: str) -> QuerySet[Node]:
-    """Active nodes of one owner; `session` filters a session-scope owner's session."""
-    nodes = Node.objects.filter(team_id=team_id, status=NodeStatus.ACTIVE, scope=scope)
-    if scope == Scope.SESSION:
-        return nodes.filter(**session)
-    return nodes.filter(session=None, workspace_id=workspace_id if scope == Scope.WORKSPACE else "",
-                        user_id=user_id if scope == Scope.USER else "")
+def _is_twin(capture_title: str, capture_type: str, note: Node | NodeInput) -> bool:
+    return (capture_type == note.type and says(fact_of(capture_title), note.title, note.content)
+            and agrees(capture_title, note.title, note.content))
 
 
-def _citing(nodes: QuerySet[Node], message_ids) -> QuerySet[Node]:
-    return nodes.filter(pk__in=NodeSource.objects.filter(message_id__in=list(message_ids)).values("node_id"))
+def _citing(message_ids) -> Q:
+    return Q(pk__in=NodeSource.objects.filter(message_id__in=list(message_ids)).values("node_id"))
 
 
 def twin_of(principal: Principal, data: NodeInput) -> Node | None:
-    """For a capture write of `data` (validated): the active node of the same owner that cites
-    one of its source messages and says all its title says, or None."""
+    """For a capture write of `data` (validated): a node of its owner (or, for session scope,
+    of its user), in any status, that cites one of its source messages and says its title, or
+    None."""
     if principal.role != CAPTURE_ROLE or not data.source_message_ids:
         return None
-    fact = subject_words(data.title)
-    session = {"session__external_id": data.session_id, "session__workspace_id": data.workspace_id,
-               "session__user_id": data.user_id}
-    owner = _same_owner(principal.team.pk, data.scope, session=session, workspace_id=data.workspace_id,
-                        user_id=data.user_id)
-    for node in _citing(owner, data.source_message_ids).order_by("pk")[:limits.NODE_SOURCES_MAX]:
-        if says_all_of(note_words(node.title, node.content, node.key, node.value_json), fact) and agrees(
-                data.title, node.title, node.content):
-            return node
-    return None
+    if data.scope == Scope.SESSION:
+        owners = Q(scope=Scope.SESSION, session__external_id=data.session_id, session__workspace_id=data.workspace_id,
+                   session__user_id=data.user_id) | Q(scope=Scope.USER, user_id=data.user_id)
+    else:
+        owners = Q(scope=data.scope, session=None, workspace_id=data.workspace_id if data.scope == Scope.WORKSPACE else "",
+                   user_id=data.user_id if data.scope == Scope.USER else "")
+    nodes = Node.objects.filter(owners, _citing(data.source_message_ids), team=principal.team)
+    return next((node for node in nodes.order_by("pk")[:limits.NODE_SOURCES_MAX]
+                 if _is_twin(data.title, data.type, node)), None)
 
 
 def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
-    """After an agent's or a person's write created `node`: merge into it the active notes of
-    the same owner that capture created from one of its source messages and whose title it
-    says (see module doc). Must run in the write's transaction. Returns the ids merged."""
+    """After an agent's or a person's write created `node`: merge into it the active notes that
+    capture created from one of its source messages, of its owner (or session notes of its
+    user), that it says and that last no longer than it (see module doc). Must run in the
+    write's transaction. Returns the ids merged."""
     if principal.role == CAPTURE_ROLE:
         return []
     sources = list(NodeSource.objects.filter(node=node).order_by("position", "pk").values_list("message_id", flat=True))
     if not sources:
         return []
-    owner = _same_owner(principal.team.pk, node.scope, session={"session_id": node.session_id},
-                        workspace_id=node.workspace_id, user_id=node.user_id).exclude(pk=node.pk)
-    candidates = list(_citing(owner, sources).select_for_update().order_by("pk")[:limits.NODE_SOURCES_MAX])
+    owners = Q(scope=node.scope, session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id)
+    if node.scope == Scope.USER:
+        owners |= Q(scope=Scope.SESSION, session__user_id=node.user_id)
+    candidates = list(Node.objects.filter(owners, _citing(sources), team=principal.team, status=NodeStatus.ACTIVE)
+                      .exclude(pk=node.pk).select_for_update(of=("self",)).order_by("pk")[:limits.NODE_SOURCES_MAX])
     if not candidates:
         return []
     by_capture = set(AuditEvent.objects.filter(
         team=principal.team, event_type="memory.node.created", actor=CAPTURE_ACTOR,
         node_id__in=[twin.pk for twin in candidates]).values_list("node_id", flat=True))
-    words = note_words(node.title, node.content, node.key, node.value_json)
-    twins = [twin for twin in candidates if twin.pk in by_capture and says_all_of(words, subject_words(twin.title))
-             and agrees(twin.title, node.title, node.content)]
+    twins = [twin for twin in candidates if twin.pk in by_capture and _is_twin(twin.title, twin.type, node)
+             and (node.expires_at is None or (twin.expires_at is not None and twin.expires_at <= node.expires_at))]
     if not twins:
         return []
     links = list(NodeSource.objects.filter(node__in=twins).order_by("position", "pk").values_list("message_id", flat=True))
