@@ -17,8 +17,8 @@ capture's copy active (a newcomer's find). The agent's explicit write is the one
   since — superseded, forgotten, expired — stands; a late capture job does not bring it back.
 
 "Says": the capture note's title — the fact itself, without the words capture wraps it in
-("The user said …", 用户要求记住：…) and without a leading "User" / 用户 — appears word for word
-in the other note's title, content or both (compared as notes are: memory.search.text.note_words
+("The user said …", 用户要求记住：…), its subject included — appears word for word in the
+other note's title, content or both (compared as notes are: memory.search.text.note_words
 folds case, width, traditional/simplified script and the marks that only punctuate), not inside
 a longer word or number; the two are of the same type; and they agree in polarity (`agrees`).
 Anything less keeps both. Two newcomers broke looser rules, each losing a fact: a share of common
@@ -43,7 +43,7 @@ from memory.services.nodes import NodeInput
 
 CAPTURE_ROLE = "capture"
 CAPTURE_ACTOR = f"system:{CAPTURE_ROLE}"
-FACT_CHARS_MIN = 4  # a shorter title says too little to be found in another note
+FACT_CHARS_MIN = 3  # a title saying less beyond its subject says too little to be found in another
 _SUBJECT = re.compile(r"^(?:the )?user(?: |$)|^用户(?!的)")
 _NEGATION = re.compile(r"\b(?:no|not|never|nor|none|nothing|nobody|neither|cannot|without|dont|doesnt|didnt|cant"
                        r"|wont|isnt|arent|wasnt|werent|\w+n['’]t)\b|[不没沒别別无無未勿莫]")
@@ -51,15 +51,17 @@ _LATIN = re.compile(r"[^\W_]", re.ASCII)
 
 
 def fact_of(title: str) -> str:
-    """A capture note's title as the fact another note must say: as notes are compared, without
-    a leading "user" / "the user" / 用户 (not "user's", 用户的)."""
-    return _SUBJECT.sub("", note_words(title), count=1)
+    """A capture note's title as the fact another note must say, as notes are compared (subject
+    and all: "用户对花生过敏" is not said by "女儿对花生过敏"); "" when it says nothing beyond a
+    leading "user" / 用户 (fewer than FACT_CHARS_MIN characters)."""
+    fact = note_words(title)
+    return fact if len(_SUBJECT.sub("", fact, count=1)) >= FACT_CHARS_MIN else ""
 
 
 def says(fact: str, title: str, content: str) -> bool:
     """Whether a note (`title`, `content`) says `fact` (fact_of) word for word: in its title, its
     content or both together, not inside a longer Latin word or number."""
-    if len(fact) < FACT_CHARS_MIN:
+    if not fact:
         return False
     for text in (note_words(title), note_words(content), note_words(f"{title} {content}")):
         start = text.find(fact)
