@@ -23,7 +23,7 @@ from memory.models import Retrieval
 
 OWNER = {"workspace_id": "home", "user_id": "xiaoming", "session_id": "cooking-1"}
 QUESTION = "今晚吃什么？"
-LOWER = 300  # characters: under what the demo's call injects in force
+LOWER = 250  # characters: under what the demo's call injects in force (314 since the summary gives way to the window)
 
 
 def make_run_seed(settings, tmp_path) -> tuple[str, str]:
@@ -103,6 +103,8 @@ def test_a_new_user_walks_issue_6_done_when_on_the_demo(tab, live_server, settin
     expect(block).not_to_contain_text("用户不吃香菜")
     in_force = int(page.locator("#preview .side-current .total-chars").inner_text())
     assert in_force > LOWER
+    with page.expect_response(lambda response: "q=" in response.url):
+        page.locator("#id_q").blur()  # its `change` trigger fires once more; let it end before navigating
     tab.screenshot("done-when-4-preview")
 
     # Lower max_chars for the workspace after looking at the simulated effect, and save it.
