@@ -17,14 +17,21 @@ capture's copy active (a newcomer's find). The agent's explicit write is the one
   since — superseded, forgotten, expired — stands; a late capture job does not bring it back.
 
 "Says": the capture note's title — the fact itself, without the words capture wraps it in
-("The user said …", 用户要求记住：…), its subject included — appears word for word in the
-other note's title, content or both (compared as notes are: memory.search.text.note_words
-folds case, width, traditional/simplified script and the marks that only punctuate), not inside
-a longer word or number; the two are of the same type; and they agree in polarity (`agrees`).
-Anything less keeps both. Two newcomers broke looser rules, each losing a fact: a share of common
-words ("…peanuts, milk, eggs and soy" was absorbed by "…peanuts, milk and eggs"; "Tom … peanuts and
-Emma … eggs" by the swapped sentence; 5月3日 by 3月5日), a constraint absorbed by a fact, a lasting
-note by one that expires. A twin that survives costs characters; a lost fact costs the user.
+("The user said …", 用户要求记住：…) — is the other note's title, its content or one sentence of
+it (`says`; compared as notes are: memory.search.text.note_words folds case, width,
+traditional/simplified script and the marks that only punctuate; a leading "the" aside); its
+content adds nothing beyond that but capture's wrapping (`adds_nothing`); the two are of the
+same type and polarity (`agrees`); the other lasts as long; and no person or agent has changed
+capture's note since. Anything less keeps both. Four newcomers broke looser rules, each losing a
+fact: a share of common words ("…milk, eggs and soy" absorbed by "…milk and eggs"; swapped
+names; 5月3日 by 3月5日), a substring (the user's allergy by "User's daughter is allergic to
+peanuts"; 5万 by 5万5), a constraint absorbed by a fact, a lasting note by one that expires, a
+model's details ("carries an EpiPen") merged away. A twin that survives costs characters; a lost
+fact costs the user.
+
+A capture write citing a message that a memory forgotten for good had cited is refused
+(`forgotten_from`, reason "forgotten"): a late capture job would write again what the user asked
+to forget.
 
 Owners: the same scope and owner, or a session note of the agent's user-scope note's user (the
 user's own memory saying it makes a session copy redundant, as the rules extractor holds).
@@ -32,12 +39,12 @@ user's own memory saying it makes a session copy redundant, as the rules extract
 
 import re
 
-from django.db.models import Q
+from django.db.models import Min, Q
 
 from accounts.principal import Principal
 from memory import limits
-from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
-from memory.search.text import note_words
+from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope
+from memory.search.text import note_words, query_tokens
 from memory.services.audit import MERGED_EVENT, audit_record
 from memory.services.nodes import NodeInput
 
@@ -47,32 +54,45 @@ FACT_CHARS_MIN = 3  # a title saying less beyond its subject says too little to 
 _SUBJECT = re.compile(r"^(?:the )?user(?: |$)|^用户(?!的)")
 _NEGATION = re.compile(r"\b(?:no|not|never|nor|none|nothing|nobody|neither|cannot|without|dont|doesnt|didnt|cant"
                        r"|wont|isnt|arent|wasnt|werent|\w+n['’]t)\b|[不没沒别別无無未勿莫]")
-_LATIN = re.compile(r"[^\W_]", re.ASCII)
+_THE = re.compile(r"^the ")
+_SENTENCE = re.compile(r"[.。!！?？;；\n]+")
+_GENERIC = frozenset({"user", "用户"})
+# How capture's rules open a note's content (memory.capture.rules_en, rules_zh).
+_WRAPPING = re.compile(r"^(?:the user (?:said|says|asked to remember|corrected)(?: that)?(?: they| their)?:? ?"
+                       r"|用户(?:说自己|说|要求记住|表示)[:：]? ?)")
 
 
 def fact_of(title: str) -> str:
-    """A capture note's title as the fact another note must say, as notes are compared (subject
-    and all: "用户对花生过敏" is not said by "女儿对花生过敏"); "" when it says nothing beyond a
-    leading "user" / 用户 (fewer than FACT_CHARS_MIN characters)."""
-    fact = note_words(title)
+    """A capture note's title as the fact another note must say, as notes are compared; "" when
+    it says nothing beyond a leading "user" / 用户 (fewer than FACT_CHARS_MIN characters)."""
+    fact = _THE.sub("", note_words(title), count=1)
     return fact if len(_SUBJECT.sub("", fact, count=1)) >= FACT_CHARS_MIN else ""
 
 
 def says(fact: str, title: str, content: str) -> bool:
-    """Whether a note (`title`, `content`) says `fact` (fact_of) word for word: in its title, its
-    content or both together, not inside a longer Latin word or number."""
+    """Whether a note (`title`, `content`) says `fact` (fact_of) and nothing else: its title, its
+    content or one sentence of its content is the fact (a leading "the" aside). Two newcomers
+    broke a looser reading with facts that a longer text holds but changes: a subject ("User's
+    daughter is allergic to peanuts"), a number (5万5, 2.5 kg, -5°C), a qualifier ("5 kg more
+    than last year")."""
     if not fact:
         return False
-    for text in (note_words(title), note_words(content), note_words(f"{title} {content}")):
-        start = text.find(fact)
-        while start >= 0:
-            end = start + len(fact)
-            before = text[start - 1] if start else " "
-            after = text[end] if end < len(text) else " "
-            if not (_LATIN.match(fact[0]) and _LATIN.match(before)) and not (_LATIN.match(fact[-1]) and _LATIN.match(after)):
-                return True
-            start = text.find(fact, start + 1)
-    return False
+    sentences = [note_words(title), note_words(content), *(note_words(part) for part in _SENTENCE.split(content))]
+    return any(_THE.sub("", sentence, count=1) == fact for sentence in sentences)
+
+
+def adds_nothing(capture_content: str, fact: str, note: frozenset[str]) -> bool:
+    """Whether a capture note's content says nothing beyond its title (`fact`) and the agent's
+    note (`note`, its subject words) but the words capture wraps a fact in ("The user said
+    they …", 用户要求记住：…): a model's content with details ("carries an EpiPen; also cashews")
+    keeps the note apart (a fourth newcomer's find)."""
+    said = _WRAPPING.sub("", note_words(capture_content), count=1)
+    return not subject_words(said) - subject_words(fact) - note
+
+
+def subject_words(*texts: str) -> frozenset[str]:
+    """The distinctive tokens of texts: stems, CJK bigrams, no stop words, no "user"/用户."""
+    return frozenset(query_tokens("\n".join(texts), limit=None)) - _GENERIC
 
 
 def negated(text: str) -> bool:
@@ -88,9 +108,17 @@ def agrees(fact: str, title: str, content: str) -> bool:
     return negated(title) or negated(content) if negated(fact) else not negated(title)
 
 
-def _is_twin(capture_title: str, capture_type: str, note: Node | NodeInput) -> bool:
-    return (capture_type == note.type and says(fact_of(capture_title), note.title, note.content)
-            and agrees(capture_title, note.title, note.content))
+def _is_twin(capture: Node | NodeInput, note: Node | NodeInput) -> bool:
+    """Whether `note` says what the capture note `capture` says (see module doc)."""
+    fact = fact_of(capture.title)
+    return (capture.type == note.type and says(fact, note.title, note.content)
+            and agrees(capture.title, note.title, note.content)
+            and adds_nothing(capture.content, fact, subject_words(note.title, note.content)))
+
+
+def _lasts(note: Node | NodeInput, other: Node | NodeInput) -> bool:
+    """Whether `note` lasts at least as long as `other` (expires_at None: for good)."""
+    return note.expires_at is None or (other.expires_at is not None and other.expires_at <= note.expires_at)
 
 
 def _citing(message_ids) -> Q:
@@ -111,7 +139,7 @@ def twin_of(principal: Principal, data: NodeInput) -> Node | None:
                    user_id=data.user_id if data.scope == Scope.USER else "")
     nodes = Node.objects.filter(owners, _citing(data.source_message_ids), team=principal.team)
     return next((node for node in nodes.order_by("pk")[:limits.NODE_SOURCES_MAX]
-                 if _is_twin(data.title, data.type, node)), None)
+                 if _is_twin(data, node) and _lasts(node, data)), None)
 
 
 def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
@@ -131,11 +159,13 @@ def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
                       .exclude(pk=node.pk).select_for_update(of=("self",)).order_by("pk")[:limits.NODE_SOURCES_MAX])
     if not candidates:
         return []
-    by_capture = set(AuditEvent.objects.filter(
-        team=principal.team, event_type="memory.node.created", actor=CAPTURE_ACTOR,
-        node_id__in=[twin.pk for twin in candidates]).values_list("node_id", flat=True))
-    twins = [twin for twin in candidates if twin.pk in by_capture and _is_twin(twin.title, twin.type, node)
-             and (node.expires_at is None or (twin.expires_at is not None and twin.expires_at <= node.expires_at))]
+    # Capture's own notes only, as capture wrote them: one that a person or an agent changed since
+    # holds their words too.
+    events = AuditEvent.objects.filter(team=principal.team, node_id__in=[twin.pk for twin in candidates])
+    by_capture = set(events.filter(event_type="memory.node.created", actor=CAPTURE_ACTOR)
+                     .values_list("node_id", flat=True))
+    by_capture -= set(events.exclude(actor=CAPTURE_ACTOR).values_list("node_id", flat=True))
+    twins = [twin for twin in candidates if twin.pk in by_capture and _is_twin(twin, node) and _lasts(node, twin)]
     if not twins:
         return []
     links = list(NodeSource.objects.filter(node__in=twins).order_by("position", "pk").values_list("message_id", flat=True))
@@ -150,3 +180,28 @@ def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
         audit_record(principal=principal, event_type=MERGED_EVENT, node=twin, reason=f"said by node {node.pk}",
                      payload={"merged_into": node.pk, "previous_status": NodeStatus.ACTIVE, "match": "same_message"})
     return [twin.pk for twin in twins]
+
+
+def forgotten_from(principal: Principal, message_ids) -> int | None:
+    """For a capture write citing `message_ids`: one of them that a memory forgotten for good
+    cited (its `memory.node.created` or `memory.node.cited` event names it, and a
+    `memory.node.hard_deleted` event followed), or None. A capture job that runs late — queued,
+    retried, or the idle sweep — would otherwise write again what the user asked to forget (a
+    fourth newcomer's find). Reads the team's hard deletes since the oldest of the messages."""
+    wanted = set(message_ids)
+    if principal.role != CAPTURE_ROLE or not wanted:
+        return None
+    oldest = Message.objects.filter(team=principal.team, pk__in=wanted).aggregate(Min("created_at"))["created_at__min"]
+    if oldest is None:
+        return None
+    erased = AuditEvent.objects.filter(team=principal.team, event_type="memory.node.hard_deleted",
+                                       created_at__gte=oldest, node_id__isnull=False).values("node_id")
+    for payload in AuditEvent.objects.filter(team=principal.team, node_id__in=erased,
+                                             event_type__in=("memory.node.created", "memory.node.cited")
+                                             ).values_list("payload", flat=True):
+        cited = payload.get("source_message_ids") if isinstance(payload, dict) else None
+        found = wanted.intersection(cited) if isinstance(cited, list) else set()
+        if found:
+            return min(found)
+    return None
+

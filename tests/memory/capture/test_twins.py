@@ -15,7 +15,7 @@ from memory.errors import Conflict
 from memory.models import AuditEvent, Node
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
 from memory.services.proposals import Proposal, proposal_apply
-from memory.services.twins import agrees, fact_of, says
+from memory.services.twins import adds_nothing, agrees, fact_of, says
 from tests.helpers import append, make_node
 from tests.memory.capture.test_jobs import Echo
 
@@ -187,6 +187,54 @@ def test_a_users_note_absorbs_capture_s_session_note_of_the_same_message(princip
     assert active() == [(result.node_id, "User lives in Berlin")]
 
 
+def test_capture_keeps_what_its_note_says_beyond_the_agents(principal):
+    """A fourth newcomer's finds: a model's content with details (an EpiPen, cashews) was merged
+    away, and so were a person's edits to capture's note."""
+    said, = append(principal, "Remember: I'm allergic to peanuts.", **CTX)
+    capture()
+    (captured, _), = active()
+    assert Node.objects.get(pk=captured).title == "User is allergic to peanuts"
+    Node.objects.filter(pk=captured).update(content="Severe: carries an EpiPen; also allergic to cashews.")
+    result = propose(principal, said.pk, "User is allergic to peanuts", "Avoid peanuts in recipes.",
+                     type="constraint")
+    assert "merged" not in result.message and len(active()) == 2
+    assert adds_nothing("The user said they are allergic to peanuts.", fact_of("User is allergic to peanuts"),
+                        frozenset())
+    assert adds_nothing("用户说自己对花生过敏。", fact_of("用户对花生过敏"), frozenset())
+    assert not adds_nothing("Severe: carries an EpiPen", fact_of("User is allergic to peanuts"), frozenset())
+
+
+def test_a_note_a_person_edited_is_not_capture_s_any_more(principal):
+    from memory.services.nodes import node_update
+
+    said, = append(principal, "Remember: I live in Berlin.", **CTX)
+    capture()
+    (captured, _), = active()
+    node_update(principal=principal, node_id=captured, changes={"importance": 0.9}, reason="reviewed")
+    result = propose(principal, said.pk, "User lives in Berlin")
+    assert "merged" not in result.message and len(active()) == 2
+
+
+def test_an_expiring_note_does_not_stop_capture_s_lasting_one(principal, settings):
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "Remember: I live in Berlin.", **CTX)
+    proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, **CTX,
+        node={"scope": "user", "type": "fact", "title": "User lives in Berlin",
+              "expires_at": timezone.now() + timedelta(days=1), "source_message_ids": [said.pk]}))
+    assert capture()["outcomes"] == {"accepted": 1} and len(active()) == 2
+
+
+def test_a_late_capture_does_not_write_again_what_was_forgotten_for_good(principal, settings):
+    """A fourth newcomer's find: a capture job that ran after the agent's note was hard-forgotten
+    wrote the fact again (a soft forget was already kept by twin_of)."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "Remember: I live in Berlin.", **CTX)
+    node = propose(principal, said.pk, "User lives in Berlin")
+    memory_forget(principal=principal, selector=ForgetSelector(node_id=node.node_id), mode="hard", confirm=True)
+    assert capture()["outcomes"] == {"forgotten": 1} and active() == []
+
+
 @pytest.mark.parametrize(("fact", "title", "content", "said"), [
     ("User lives in Berlin", "User lives in Berlin", "The user lives in Berlin.", True),
     ("User lives in Berlin", "Lives in Berlin", "", False),  # the subject too: a twin survives
@@ -207,6 +255,17 @@ def test_a_users_note_absorbs_capture_s_session_note_of_the_same_message(princip
     ("My PIN is 1234", "My PIN is 12345", "", False),
     ("User likes tea", "User likes teas and coffee", "", False),  # not inside a longer word
     ("User", "User", "", False),  # nothing of its own
+    # a fourth newcomer's: a longer text that holds the fact but changes it
+    ("User is allergic to peanuts", "User's daughter is allergic to peanuts", "", False),
+    ("用户对花生过敏", "用户女儿对花生过敏", "", False),
+    ("User is vegetarian", "User's son is vegetarian", "", False),
+    ("User likes tea", "User hates that her husband likes tea", "", False),
+    ("我的预算是5万", "我的预算是5万5", "", False),
+    ("I weigh 5 kg", "I weigh 5 kg more than last year", "", False),
+    ("会议在下午3点", "会议在下午3点半", "", False),
+    ("5 kg carry-on limit", "2.5 kg carry-on limit", "", False),
+    ("5°C in the fridge", "-5°C in the fridge", "", False),
+    ("User lives in Berlin", "Home", "The user moved in 2020. The user lives in Berlin!", True),  # one sentence
 ])
 def test_a_note_says_a_fact_word_for_word(fact, title, content, said):
     assert says(fact_of(fact), title, content) is said
