@@ -46,7 +46,7 @@ from memory.services.nodes import (
 )
 from memory.services.outcomes import NOT_APPLIED, proposal_outcome_record
 from memory.services.schema import Normalized, Problem, schema_normalize
-from memory.services.twins import absorb_capture_twins, forgotten_from, twin_of
+from memory.services.twins import absorb_capture_twins, twin_of
 from memory.services.upsert import node_upsert
 
 WORKSPACE_TYPES = frozenset({NodeType.FACT, NodeType.CONSTRAINT, NodeType.DECISION, NodeType.TASK, NodeType.SKILL})
@@ -65,7 +65,6 @@ REFUSALS = {
     "conflict": "another value is active for this key; confirm to replace it",
     "correction_ambiguous": "a correction names a key holding several values; supersede one by target_id",
     "sensitive_needs_confirmation": "looks like a secret or an identifier (card, id, phone, password); confirm to keep it",
-    "forgotten": "capture only: a memory taken from that message was forgotten for good",
 }
 ACCEPTED_REASONS = {
     "duplicate": "already remembered; the existing node is returned",
@@ -236,10 +235,6 @@ def _create(principal: Principal, proposal: Proposal) -> ProposalResult:
     targets = _corrected(principal, data)
     if targets:
         return _correct(principal, proposal, data, targets)
-    forgotten = forgotten_from(principal, data.source_message_ids)
-    if forgotten is not None:
-        return ProposalResult(accepted=False, operation="create", reason="forgotten", notes=normalized.notes,
-                              message=f"a memory taken from message {forgotten} was forgotten for good")
     twin = twin_of(principal, data)
     if twin is not None:
         return ProposalResult(accepted=True, operation="create", node=twin, reason="duplicate", notes=normalized.notes,

@@ -29,9 +29,11 @@ peanuts"; 5万 by 5万5), a constraint absorbed by a fact, a lasting note by one
 model's details ("carries an EpiPen") merged away. A twin that survives costs characters; a lost
 fact costs the user.
 
-A capture write citing a message that a memory forgotten for good had cited is refused
-(`forgotten_from`, reason "forgotten"): a late capture job would write again what the user asked
-to forget.
+Not refused: a capture job that runs after a memory of its message was forgotten for good may
+take the fact from the message again. The message is conversation, not memory, and still
+recalled as an earlier turn until the conversation is forgotten (DELETE /sessions, hard); a
+refusal by message lost the other facts the message (or, through repeats and versions, another
+message) held — a fifth newcomer's find.
 
 Owners: the same scope and owner, or a session note of the agent's user-scope note's user (the
 user's own memory saying it makes a session copy redundant, as the rules extractor holds).
@@ -39,12 +41,12 @@ user's own memory saying it makes a session copy redundant, as the rules extract
 
 import re
 
-from django.db.models import Min, Q
+from django.db.models import Q
 
 from accounts.principal import Principal
 from memory import limits
-from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope
-from memory.search.text import note_words, query_tokens
+from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
+from memory.search.text import note_words, stem
 from memory.services.audit import MERGED_EVENT, audit_record
 from memory.services.nodes import NodeInput
 
@@ -56,7 +58,8 @@ _NEGATION = re.compile(r"\b(?:no|not|never|nor|none|nothing|nobody|neither|canno
                        r"|wont|isnt|arent|wasnt|werent|\w+n['’]t)\b|[不没沒别別无無未勿莫]")
 _THE = re.compile(r"^the ")
 _SENTENCE = re.compile(r"[.。!！?？;；\n]+")
-_GENERIC = frozenset({"user", "用户"})
+_WORD = re.compile(r"[a-z0-9]+|[^\W\d_a-z]", re.IGNORECASE)
+_FILLER = frozenset({"the", "a", "an", "is", "are", "am", "was", "were", "be", "user", "they", "s", "it"})
 # How capture's rules open a note's content (memory.capture.rules_en, rules_zh).
 _WRAPPING = re.compile(r"^(?:the user (?:said|says|asked to remember|corrected)(?: that)?(?: they| their)?:? ?"
                        r"|用户(?:说自己|说|要求记住|表示)[:：]? ?)")
@@ -81,18 +84,22 @@ def says(fact: str, title: str, content: str) -> bool:
     return any(_THE.sub("", sentence, count=1) == fact for sentence in sentences)
 
 
-def adds_nothing(capture_content: str, fact: str, note: frozenset[str]) -> bool:
-    """Whether a capture note's content says nothing beyond its title (`fact`) and the agent's
-    note (`note`, its subject words) but the words capture wraps a fact in ("The user said
-    they …", 用户要求记住：…): a model's content with details ("carries an EpiPen; also cashews")
-    keeps the note apart (a fourth newcomer's find)."""
+def adds_nothing(capture_content: str, fact: str) -> bool:
+    """Whether a capture note's content says its title (`fact`, fact_of) and nothing more: empty,
+    or, without capture's wrapping ("The user said they …", 用户说自己…), the same words in the
+    same order, but for the subject and the verb "to be" (`_core`). A model's content with details
+    ("carries an EpiPen"; "…peanuts and eggs"; "only eats fish") keeps the note apart (the
+    fourth and fifth newcomers' finds: words of the agent's note, or stop words such as "only"
+    and "not", no longer count as saying nothing)."""
     said = _WRAPPING.sub("", note_words(capture_content), count=1)
-    return not subject_words(said) - subject_words(fact) - note
+    return not said.strip() or _core(said) == _core(fact)
 
 
-def subject_words(*texts: str) -> frozenset[str]:
-    """The distinctive tokens of texts: stems, CJK bigrams, no stop words, no "user"/用户."""
-    return frozenset(query_tokens("\n".join(texts), limit=None)) - _GENERIC
+def _core(text: str) -> list[str]:
+    """A folded text's words in order (Latin words stemmed, CJK characters one by one), less its
+    subject and the verb "to be"."""
+    text = _SUBJECT.sub("", _THE.sub("", text.strip(), count=1), count=1)
+    return [stem(word) if word[0].isascii() else word for word in _WORD.findall(text) if word not in _FILLER]
 
 
 def negated(text: str) -> bool:
@@ -113,7 +120,7 @@ def _is_twin(capture: Node | NodeInput, note: Node | NodeInput) -> bool:
     fact = fact_of(capture.title)
     return (capture.type == note.type and says(fact, note.title, note.content)
             and agrees(capture.title, note.title, note.content)
-            and adds_nothing(capture.content, fact, subject_words(note.title, note.content)))
+            and adds_nothing(capture.content, fact))
 
 
 def _lasts(note: Node | NodeInput, other: Node | NodeInput) -> bool:
@@ -180,28 +187,3 @@ def absorb_capture_twins(principal: Principal, node: Node) -> list[int]:
         audit_record(principal=principal, event_type=MERGED_EVENT, node=twin, reason=f"said by node {node.pk}",
                      payload={"merged_into": node.pk, "previous_status": NodeStatus.ACTIVE, "match": "same_message"})
     return [twin.pk for twin in twins]
-
-
-def forgotten_from(principal: Principal, message_ids) -> int | None:
-    """For a capture write citing `message_ids`: one of them that a memory forgotten for good
-    cited (its `memory.node.created` or `memory.node.cited` event names it, and a
-    `memory.node.hard_deleted` event followed), or None. A capture job that runs late — queued,
-    retried, or the idle sweep — would otherwise write again what the user asked to forget (a
-    fourth newcomer's find). Reads the team's hard deletes since the oldest of the messages."""
-    wanted = set(message_ids)
-    if principal.role != CAPTURE_ROLE or not wanted:
-        return None
-    oldest = Message.objects.filter(team=principal.team, pk__in=wanted).aggregate(Min("created_at"))["created_at__min"]
-    if oldest is None:
-        return None
-    erased = AuditEvent.objects.filter(team=principal.team, event_type="memory.node.hard_deleted",
-                                       created_at__gte=oldest, node_id__isnull=False).values("node_id")
-    for payload in AuditEvent.objects.filter(team=principal.team, node_id__in=erased,
-                                             event_type__in=("memory.node.created", "memory.node.cited")
-                                             ).values_list("payload", flat=True):
-        cited = payload.get("source_message_ids") if isinstance(payload, dict) else None
-        found = wanted.intersection(cited) if isinstance(cited, list) else set()
-        if found:
-            return min(found)
-    return None
-
