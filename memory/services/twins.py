@@ -14,7 +14,8 @@ capture's copy active (a newcomer's find). The agent's explicit write is the one
   takes the twin along, and a restore of the twin is refused (memory.services.forgetting);
 - a capture write that a note (of anyone, in any status) from one of the same messages already
   says is not made (`twin_of`): the message was remembered, and what became of that memory
-  since — superseded, forgotten, expired — stands; a late capture job does not bring it back.
+  since — superseded, soft-forgotten, expired — stands; a late capture job does not bring it
+  back.
 
 "Says": the capture note's title — the fact itself, without the words capture wraps it in
 ("The user said …", 用户要求记住：…) — is the other note's title, its content or one sentence of
@@ -22,18 +23,18 @@ it (`says`; compared as notes are: memory.search.text.note_words folds case, wid
 traditional/simplified script and the marks that only punctuate; a leading "the" aside); its
 content adds nothing beyond that but capture's wrapping (`adds_nothing`); the two are of the
 same type and polarity (`agrees`); the other lasts as long; and no person or agent has changed
-capture's note since. Anything less keeps both. Four newcomers broke looser rules, each losing a
+capture's note since. Anything less keeps both. Five newcomers broke looser rules, each losing a
 fact: a share of common words ("…milk, eggs and soy" absorbed by "…milk and eggs"; swapped
 names; 5月3日 by 3月5日), a substring (the user's allergy by "User's daughter is allergic to
 peanuts"; 5万 by 5万5), a constraint absorbed by a fact, a lasting note by one that expires, a
-model's details ("carries an EpiPen") merged away. A twin that survives costs characters; a lost
-fact costs the user.
+model's details ("carries an EpiPen", "…peanuts and eggs", "only eats fish") merged away. A twin
+that survives costs characters; a lost fact costs the user.
 
 Not refused: a capture job that runs after a memory of its message was forgotten for good may
 take the fact from the message again. The message is conversation, not memory, and still
 recalled as an earlier turn until the conversation is forgotten (DELETE /sessions, hard); a
 refusal by message lost the other facts the message (or, through repeats and versions, another
-message) held — a fifth newcomer's find.
+message) held (a fifth newcomer's find).
 
 Owners: the same scope and owner, or a session note of the agent's user-scope note's user (the
 user's own memory saying it makes a session copy redundant, as the rules extractor holds).
