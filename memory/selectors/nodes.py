@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope, Session
+from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import function_bigrams, owner_token, query_tokens
 from memory.selectors.rows import columns, read
@@ -148,8 +148,6 @@ def visible_source_links(principal: Principal) -> Prefetch:
 def visible_message_ids(principal: Principal, ids) -> set[int]:
     """Of the message ids `ids`, those `principal` may follow (as visible_source_links): of the
     team, in a conversation not forgotten, in a workspace it may read or in none. One query."""
-    from memory.models import Message
-
     messages = Message.objects.filter(team=principal.team, pk__in=list(ids), session__deleted_at__isnull=True)
     if principal.workspace_ids is not None:
         messages = messages.filter(Q(session__workspace_id__in=sorted(principal.workspace_ids))
