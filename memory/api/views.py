@@ -19,14 +19,7 @@ from memory.api.errors import not_found_view
 from memory.api.kpi_serializers import feedback_output
 from memory.api.tool_calls import tool_call
 from memory.selectors.messages import messages_page
-from memory.selectors.nodes import (
-    node_audit_trail,
-    node_chain,
-    node_get,
-    node_list,
-    node_text_filter,
-    visible_message_ids,
-)
+from memory.selectors.nodes import node_chain, node_get, node_history_audit, node_list, node_text_filter
 from memory.selectors.retrievals import retrieval_explain, retrieval_feedback, retrieval_get
 from memory.selectors.sessions import session_find
 from memory.selectors.summaries import summary_latest, summary_list
@@ -250,16 +243,9 @@ class NodeHistoryView(TeamAPIView):
     def get(self, request, node_id: int):
         node = node_get(principal=request.principal, node_id=node_id)
         chain = node_chain(principal=request.principal, node=node)
-        audit = s.AuditEventOutSerializer(
-            node_audit_trail(principal=request.principal, node_ids=[item.pk for item in chain]), many=True).data
-        # The events name source messages as the node does: only those the reader may follow.
-        cited = [event["payload"] for event in audit
-                 if isinstance(event["payload"], dict) and isinstance(event["payload"].get("source_message_ids"), list)]
-        visible = visible_message_ids(request.principal, {pk for payload in cited
-                                                          for pk in payload["source_message_ids"] if isinstance(pk, int)})
-        for payload in cited:
-            payload["source_message_ids"] = [pk for pk in payload["source_message_ids"] if pk in visible]
-        return Response({"node_id": node.pk, "chain": s.NodeOutSerializer(chain, many=True).data, "audit": audit})
+        audit = node_history_audit(principal=request.principal, node_ids=[item.pk for item in chain])
+        return Response({"node_id": node.pk, "chain": s.NodeOutSerializer(chain, many=True).data,
+                         "audit": s.AuditEventOutSerializer(audit, many=True).data})
 
 
 class UnknownEndpointView(APIView):

@@ -8,14 +8,14 @@ team (and the workspaces it may read), like the other selectors; run them inside
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import Message, Node, NodeStatus, Session, Summary
-from memory.selectors.nodes import node_list, node_text_filter, nodes_for_team, status_q
+from memory.selectors.nodes import followable, node_list, node_text_filter, nodes_for_team, status_q
 
 CHAIN_MAX = 500  # versions followed each way from a node (a guard: a chain is a linked list)
 
@@ -122,14 +122,8 @@ def node_source_messages(*, principal: Principal, node: Node) -> list[Message]:
     One query. Messages in a workspace the principal may not read, or of a soft-deleted
     session, are left out.
     """
-    messages = Message.objects.filter(
-        team=principal.team, node_links__node=node, session__deleted_at__isnull=True
-    ).select_related("session")
-    if principal.workspace_ids is not None:
-        messages = messages.filter(
-            Q(session__workspace_id__in=sorted(principal.workspace_ids)) | Q(session__workspace_id="")
-        )
-    return list(messages.order_by("node_links__position", "pk"))
+    messages = Message.objects.filter(followable(principal), team=principal.team, node_links__node=node)
+    return list(messages.select_related("session").order_by("node_links__position", "pk"))
 
 
 def _count_of(queryset: QuerySet, group: str) -> Coalesce:

@@ -132,27 +132,43 @@ def status_q(status: str, now=None) -> Q:
     return Q(status=status)
 
 
-def visible_source_links(principal: Principal) -> Prefetch:
-    """The prefetch of a node's source links that `principal` may follow, so a node shows as
-    its `source_message_ids` only those: to messages of conversations not forgotten (a
-    soft-deleted one left every read path), in a workspace the principal may read or in none.
-    A user's memory spans workspaces, and a key limited to one does not learn the message ids
-    of another. Writes read a node's links whole (memory.services.nodes.node_for_write)."""
-    links = NodeSource.objects.filter(message__session__deleted_at__isnull=True)
+def followable(principal: Principal, via: str = "") -> Q:
+    """The messages `principal` may follow, as a condition on Message (or, with `via`, on the
+    relation leading to one, e.g. "message__"): of a conversation not forgotten (a soft-deleted
+    one left every read path), in a workspace the principal may read or in none."""
+    condition = Q(**{f"{via}session__deleted_at__isnull": True})
     if principal.workspace_ids is not None:
-        links = links.filter(Q(message__session__workspace_id__in=sorted(principal.workspace_ids))
-                             | Q(message__session__workspace_id=""))
-    return Prefetch("source_links", queryset=links)
+        condition &= (Q(**{f"{via}session__workspace_id__in": sorted(principal.workspace_ids)})
+                      | Q(**{f"{via}session__workspace_id": ""}))
+    return condition
+
+
+def visible_source_links(principal: Principal) -> Prefetch:
+    """The prefetch of a node's source links that `principal` may follow (`followable`), so a
+    node shows as its `source_message_ids` only those. A user's memory spans workspaces, and a
+    key limited to one does not learn the message ids of another. Writes read a node's links
+    whole (memory.services.nodes.node_for_write)."""
+    return Prefetch("source_links", queryset=NodeSource.objects.filter(followable(principal, via="message__")))
 
 
 def visible_message_ids(principal: Principal, ids) -> set[int]:
-    """Of the message ids `ids`, those `principal` may follow (as visible_source_links): of the
-    team, in a conversation not forgotten, in a workspace it may read or in none. One query."""
-    messages = Message.objects.filter(team=principal.team, pk__in=list(ids), session__deleted_at__isnull=True)
-    if principal.workspace_ids is not None:
-        messages = messages.filter(Q(session__workspace_id__in=sorted(principal.workspace_ids))
-                                   | Q(session__workspace_id=""))
-    return set(messages.values_list("pk", flat=True))
+    """Of the message ids `ids`, those of the team `principal` may follow (`followable`). One query."""
+    return set(Message.objects.filter(followable(principal), team=principal.team, pk__in=list(ids))
+               .values_list("pk", flat=True))
+
+
+def node_history_audit(*, principal: Principal, node_ids: list[int]) -> list[AuditEvent]:
+    """node_audit_trail's events, each naming as its `source_message_ids` only the messages
+    `principal` may follow, as the nodes themselves do (the payloads are changed in memory,
+    never saved). For GET /nodes/{id}/history."""
+    events = list(node_audit_trail(principal=principal, node_ids=node_ids))
+    cited = [event.payload for event in events
+             if isinstance(event.payload, dict) and isinstance(event.payload.get("source_message_ids"), list)]
+    visible = visible_message_ids(principal, {pk for payload in cited for pk in payload["source_message_ids"]
+                                              if isinstance(pk, int)})
+    for payload in cited:
+        payload["source_message_ids"] = [pk for pk in payload["source_message_ids"] if pk in visible]
+    return events
 
 
 def node_get(*, principal: Principal, node_id: int) -> Node:
