@@ -45,15 +45,17 @@ def partition_of(retrieval_id: int) -> str:
 
 @pytest.fixture
 def ledger(agent_client, principal):
-    """Three context calls, moved to the 10th of two months ago, last month and this month, and
-    feedback on the oldest: {month: retrieval id}, plus the injected node."""
+    """Three context calls, two moved to the 10th of two months ago and of last month, one left
+    at now (this month's 10th may not have come yet), and feedback on the oldest:
+    {month: retrieval id}, plus the injected node."""
     append(principal, "hello", **CTX)
     node = make_node(principal, scope="user", user_id="u1", type="fact", title="喜欢香菜汤")
     ids = {}
     for back in (2, 1, 0):
         retrieval_id = context(agent_client)
         month = months_back(back)
-        Retrieval.objects.filter(pk=retrieval_id).update(created_at=datetime(month.year, month.month, 10, 12, tzinfo=UTC))
+        if back:
+            Retrieval.objects.filter(pk=retrieval_id).update(created_at=datetime(month.year, month.month, 10, 12, tzinfo=UTC))
         ids[month] = retrieval_id
     oldest = ids[months_back(2)]
     sent = agent_client.post(reverse("api-retrieval-feedback", args=[oldest]), {"used_node_ids": [node.pk]}, format="json")
