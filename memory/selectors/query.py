@@ -24,7 +24,8 @@ from memory import limits
 from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
-from memory.search.engine import Scored, rank
+from memory.search.concepts import query_concepts
+from memory.search.engine import ConceptQuery, Scored, rank
 from memory.search.fields import has_item_sql
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
@@ -40,8 +41,12 @@ from memory.services.nodes import canonical_json, value_hash
 from memory.services.schema import schema_terms
 from memory.validation import clean_text
 
-# title | content | tags | entities | key and value strings (see services.nodes.node_search_tokens)
-NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0)
+# title | content | tags | entities | key and value strings | concept tokens (see
+# services.node_input.node_search_tokens); the concept field reranks (CONCEPT_FIELD) and weighs
+# nothing in BM25F's scores and lengths
+NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0, 0.0)
+CONCEPT_FIELD = 5
+CONCEPT_SHARE = 3.0  # of the best keyword score, for a full concept match (docs/retrieval.md, "Concepts")
 CJK_UNIGRAM_SHARE = 0.4  # of a Chinese character's weight when it backs off a query bigram
 OMITTED_MAX = 50
 VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
@@ -249,8 +254,9 @@ def _relevant(
     expansions.update(dict.fromkeys(function_bigrams(query.query_text), FUNCTION_BIGRAM_SHARE))
     tokens, token_weights = lexicon_expand(team_id=team_id, workspace_id=query.owner.workspace_id, tokens=tokens,
                                            token_weights=query_token_weights(query.query_text))
+    concepts = ConceptQuery(query_concepts(query.query_text), CONCEPT_FIELD, CONCEPT_SHARE)
     scored = rank(rows, tokens, weights=NODE_FIELD_WEIGHTS, within=within, expansions=expansions,
-                  token_weights=token_weights)
+                  token_weights=token_weights, concepts=concepts)
     model = embedder()
     if model is not None:
         filtered = nodes()

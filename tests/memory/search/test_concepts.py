@@ -1,0 +1,81 @@
+"""Concept tokens (memory.search.concepts; issue 7, R-QUERY): a Chinese word's thesaurus
+categories rerank the memories a question's words found, so the one about the same kind of
+thing rises; they never find a memory alone, and they are off with MEMORY_CONCEPTS=""."""
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from memory.models import Node
+from memory.search.concepts import concept_tokens, query_concepts, similarities, thesaurus
+from memory.search.text import FIELD_SEPARATOR, normalize, query_tokens
+from memory.selectors.nodes import Owner
+from memory.selectors.query import MemoryQuery, memory_query
+from tests.helpers import make_node
+
+
+def search(principal, text):
+    found = memory_query(principal=principal, query=MemoryQuery(owner=Owner(workspace_id="w1", user_id="u1"),
+                                                                query_text=text))
+    return [node.title for node in found.relevant]
+
+
+def test_words_are_cut_longest_first_and_function_words_give_no_concept():
+    assert thesaurus().words(normalize("周末我们在圣诞节晚会上跳舞")) == ["周末", "圣诞节", "晚会", "跳舞"]
+
+
+def test_a_word_gives_one_token_per_level_of_each_sense():
+    assert concept_tokens("跳舞") == ["zzchh", "zzchh04", "zzchh04b", "zzchh04b01"]
+    assert set(concept_tokens("表演")) & set(concept_tokens("跳舞")) == {"zzchh"}  # both 文体活动
+    assert concept_tokens("开心") == concept_tokens("開心")  # traditional folds to simplified first
+    assert len(concept_tokens("开心")) == 8  # two senses (高兴; 逗乐), four levels each
+    assert concept_tokens("I love dancing") == []
+
+
+def test_a_query_weighs_a_concept_by_how_often_its_lines_name_it_latest_most():
+    weights = query_concepts("我想跳舞\n好的\n跳舞吧")
+    assert weights["zzchh04b01"] == pytest.approx(1.0 + 0.8**2)
+    assert query_concepts("跳舞") == dict.fromkeys(concept_tokens("跳舞"), 1.0)
+
+
+def test_cosine_of_the_bags_weighted_by_idf_among_the_rows():
+    rows = ["zzca zzcb", "zzca zzcc", "", "zzcb zzcb"]
+    near = similarities(rows, {"zzcb": 1.0})
+    assert near[2] == 0.0 and near[1] == 0.0
+    assert near[3] == pytest.approx(1.0)
+    assert 0.0 < near[0] < 1.0
+    assert similarities(rows, {}) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_node_indexes_its_concepts_in_a_field_before_its_owner_tokens(principal):
+    node = make_node(principal, title="周末在晚会上跳舞", tags=["开心"])
+    fields = Node.objects.get(pk=node.pk).search_tokens.split(FIELD_SEPARATOR)
+    assert len(fields) == 7
+    assert "zzchh04b01" in fields[5].split() and "zzcga01a01" in fields[5].split()
+    assert fields[6].startswith("zzo")
+    english = make_node(principal, title="Dances at parties")
+    assert Node.objects.get(pk=english.pk).search_tokens.split(FIELD_SEPARATOR)[5] == ""
+
+
+def test_the_memory_about_the_same_kind_of_thing_ranks_first(principal):
+    make_node(principal, title="周末在晚会上跳舞")
+    make_node(principal, title="周末去超市")  # shorter, so the shared word alone ranks it first
+    assert search(principal, "周末想表演节目") == ["周末在晚会上跳舞", "周末去超市"]
+    with override_settings(MEMORY_CONCEPTS=""):
+        assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
+
+
+def test_a_concept_alone_never_finds_a_memory(principal):
+    make_node(principal, title="在晚会上跳舞")
+    assert search(principal, "表演") == []
+
+
+def test_a_user_cannot_type_a_concept_token_into_a_query():
+    assert query_tokens("zzchh04b01 zzchh 跳舞 zzcats zzcatsup") == ["跳舞", "zzcatsup"]  # zzcats stems to zzcat
+
+
+def test_concepts_off_and_an_unknown_source():
+    with override_settings(MEMORY_CONCEPTS=""):
+        assert concept_tokens("跳舞") == [] and query_concepts("跳舞") == {}
+    with override_settings(MEMORY_CONCEPTS="wordnet"), pytest.raises(ImproperlyConfigured, match="MEMORY_CONCEPTS"):
+        thesaurus()
