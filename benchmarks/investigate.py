@@ -193,6 +193,8 @@ PHASES = [
     ("memory.search.engine", "_parse", "_parse"),
     ("memory.search.engine", "document_frequencies", "document_frequencies"),
     ("memory.search.engine", "_candidates", "_candidates"),
+    ("memory.search.engine", "similarities", "concept similarities"),
+    ("memory.selectors.query", "query_concepts", "query_concepts"),
 ]
 
 

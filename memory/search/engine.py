@@ -35,6 +35,7 @@ DIRECT_CANDIDATES = 400
 MAX_PROBED_TOKENS = 24  # beyond these, tokens of a long query count as common
 MATCH_TOKENS_MAX = 128  # tokens of a query that find candidates in the index (the last ones)
 BM25_K1 = 1.2
+CONCEPT_RERANK_MAX = 100  # the best keyword rows that concepts rerank (the head, as rerankers do; bounds the cost)
 # Conversation turns are short and their length says little about relevance: half the usual
 # length normalisation (0.75) measured best on LoCoMo (0.4–0.5 a plateau; docs/retrieval.md).
 BM25_B = 0.5
@@ -120,10 +121,10 @@ def rank(
     `source.columns` come back in `Scored.values`, by column name. `expansions` maps extra tokens to a share of their
     weight: they add to the score of rows that match a query token but find no rows of
     their own (query expansion). `token_weights` scales the weight of any token (missing: 1),
-    e.g. by how recent the line of a conversation it comes from. `concepts` reranks the rows
-    found: each gains share × the best keyword score × the cosine of its concept field and the
-    question's (memory.search.concepts.similarities), so a row about the same kind of thing
-    rises among those the words found. `within` (owner tokens) lets the index itself keep
+    e.g. by how recent the line of a conversation it comes from. `concepts` reranks the
+    CONCEPT_RERANK_MAX best rows the words found: each gains share × the best keyword score × the
+    cosine of its concept field and the question's (memory.search.concepts.similarities, idf
+    among those rows), so a row about the same kind of thing rises among them. `within` (owner tokens) lets the index itself keep
     to the caller's reach; `source.where` must still carry the team and the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
@@ -170,11 +171,13 @@ def rank(
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         keyword.append(sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items()))
     if concepts and concepts.weights and found:
-        fields_of = [row[1].split(FIELD_SEPARATOR) for row, _, _ in found]
+        head = sorted(range(len(found)), key=lambda index: (-keyword[index], -found[index][0][0]))[:CONCEPT_RERANK_MAX]
+        fields_of = [found[index][0][1].split(FIELD_SEPARATOR) for index in head]
         near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
                             concepts.weights)
-        best = max(keyword)
-        keyword = [score + concepts.share * best * similarity for score, similarity in zip(keyword, near, strict=True)]
+        best = keyword[head[0]]
+        for index, similarity in zip(head, near, strict=True):
+            keyword[index] += concepts.share * best * similarity
     scored: list[Scored] = []
     for (row, tf, _length), score in zip(found, keyword, strict=True):
         if distinct:
