@@ -11,6 +11,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
 
 from memory.models import Node
+from memory.search import engine
 from memory.search.concepts import concept_tokens, query_concepts, similarities, thesaurus
 from memory.search.text import FIELD_SEPARATOR, normalize, query_tokens
 from memory.selectors.nodes import Owner
@@ -67,6 +68,13 @@ def test_the_memory_about_the_same_kind_of_thing_ranks_first(principal):
     assert search(principal, "周末想表演节目") == ["周末在晚会上跳舞", "周末去超市"]
     with override_settings(MEMORY_CONCEPTS=""):
         assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
+
+
+def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
+    make_node(principal, title="周末在晚会上跳舞")
+    make_node(principal, title="周末去超市")
+    monkeypatch.setattr(engine, "CONCEPT_RERANK_MAX", 1)
+    assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
 
 
 def test_a_concept_alone_never_finds_a_memory(principal):
