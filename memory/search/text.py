@@ -242,19 +242,19 @@ def document_tokens(fields: Iterable[str], owners: Iterable[str] = (), concepts:
     """The `search_tokens` column for a document made of `fields` (title, content, …).
 
     Fields are separated by FIELD_SEPARATOR so scoring can weigh them; `concepts` (tokens
-    already made, memory.search.concepts), when given, are one more field after them, even
-    empty; the owner tokens (see owner_token) come last, as a field of their own that scoring
-    ignores. A very long document keeps its distinct tokens from the head and the tail
-    (MAX_INDEX_TOKENS in all), so the end of a long text stays searchable; the stored text
-    itself is never shortened.
+    already made and bounded, memory.search.concepts), when given, are one more field after
+    them, even empty; the owner tokens (see owner_token) come last, as a field of their own
+    that scoring ignores. A very long document keeps its distinct tokens from the head and the
+    tail (MAX_INDEX_TOKENS in all, the text fields only), so the end of a long text stays
+    searchable; the stored text itself is never shortened.
     """
     field_tokens = [index_tokens(field) for field in fields]
-    if concepts is not None:
-        field_tokens.append(concepts)
     total = sum(len(tokens) for tokens in field_tokens)
     if total > MAX_INDEX_TOKENS:
         share = max(1, MAX_INDEX_TOKENS // max(1, len(field_tokens)))
         field_tokens = [_bounded(tokens, share) for tokens in field_tokens]
+    if concepts is not None:  # bounded by their maker, outside the text fields' share
+        field_tokens.append(concepts)
     owner_field = list(owners)
     if owner_field:
         field_tokens.append(owner_field)

@@ -6,14 +6,16 @@ from datetime import UTC, datetime
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
-from memory.models import Node
+from memory.models import AuditEvent, Node
 from memory.search import engine
-from memory.search.concepts import concept_tokens, query_concepts, similarities, thesaurus
-from memory.search.text import FIELD_SEPARATOR, normalize, query_tokens
+from memory.search.concepts import CONCEPT_TOKENS_MAX, concept_tokens, query_concepts, similarities, thesaurus
+from memory.search.text import FIELD_SEPARATOR, MAX_INDEX_TOKENS, document_tokens, index_tokens, normalize, query_tokens
 from memory.selectors.nodes import Owner
 from memory.selectors.query import MemoryQuery, memory_query
 from tests.helpers import make_node
@@ -70,6 +72,32 @@ def test_the_memory_about_the_same_kind_of_thing_ranks_first(principal):
         assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
 
 
+# A newcomer's finding: notes start with 用户 by convention, and with idf log(1 + N/df) the
+# short note whose one concept is 用户 (or the broad class of 猫 beside 狗) outranked the
+# detailed note that has the asked word. A concept every reranked row has now counts 0.
+FILMS = "最喜欢宫崎骏的动画电影，千与千寻看过五遍，也喜欢诺兰的科幻片，周末常去电影院看首映"
+EXACT_WORD_FIRST = [
+    ("用户养的狗叫什么", [("用户养了一条狗叫旺财",
+                           "旺财是金毛，三岁，每天傍晚在小区公园遛，周末带去宠物医院洗澡，喜欢吃牛肉罐头"),
+                       ("用户养了一只猫", "")]),
+    ("用户喜欢什么电影", [("用户喜欢的电影", FILMS), ("用户喜欢话剧", "")]),
+    ("用户喜欢看电影吗", [("用户喜欢的电影", FILMS), ("用户喜欢话剧", "")]),
+    ("用户的女儿在哪上学", [("用户的女儿在北京上大学", "学的是计算机，每个月回家一次，喜欢吃妈妈做的红烧肉，明年毕业"),
+                        ("用户的儿子", "")]),
+    ("用户跑步多少公里", [("用户每天早上跑步五公里", "坚持了三年，参加过两次半程马拉松，膝盖有点旧伤，跑完会拉伸"),
+                       ("用户喜欢游泳", "")]),
+    ("用户对花生过敏吗", [("用户对花生过敏", "吃了会起疹子，随身带着肾上腺素笔，去餐厅点菜要提醒服务员"),
+                       ("用户对猫毛过敏", "")]),
+]
+
+
+@pytest.mark.parametrize(("question", "notes"), EXACT_WORD_FIRST, ids=[case[0] for case in EXACT_WORD_FIRST])
+def test_a_note_with_the_asked_word_stays_above_one_that_only_shares_its_kind(principal, question, notes):
+    for title, content in notes:
+        make_node(principal, type="fact", title=title, content=content)
+    assert search(principal, question)[0] == notes[0][0]
+
+
 def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
     make_node(principal, title="周末在晚会上跳舞")
     make_node(principal, title="周末去超市")
@@ -79,7 +107,9 @@ def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
 
 def test_a_concept_alone_never_finds_a_memory(principal):
     make_node(principal, title="在晚会上跳舞")
-    assert search(principal, "表演") == []
+    with CaptureQueriesContext(connection) as queries:
+        assert search(principal, "表演") == []
+    assert not any("zzc" in query["sql"] for query in queries.captured_queries)  # never asked of the index
 
 
 def test_a_user_cannot_type_a_concept_token_into_a_query():
@@ -87,8 +117,9 @@ def test_a_user_cannot_type_a_concept_token_into_a_query():
 
 
 def test_concepts_off_and_an_unknown_source():
-    with override_settings(MEMORY_CONCEPTS=""):
-        assert concept_tokens("跳舞") == [] and query_concepts("跳舞") == {}
+    for off in ("", "off", "OFF", " none "):
+        with override_settings(MEMORY_CONCEPTS=off):
+            assert concept_tokens("跳舞") == [] and query_concepts("跳舞") == {}
     with override_settings(MEMORY_CONCEPTS="wordnet"), pytest.raises(ImproperlyConfigured, match="MEMORY_CONCEPTS"):
         thesaurus()
 
@@ -115,3 +146,34 @@ def test_migration_0025_gives_every_node_its_concept_field(team):
         assert len(fields) == 7 and "zzchh04b01" in fields[5].split() and fields[0] == old.split(" | ")[0]
     finally:
         _migrate(latest)
+
+
+def test_a_long_note_keeps_every_text_token_and_at_most_512_concept_tokens(principal):
+    content = "".join(f"第{index}天去公园跑步，" for index in range(300))[:3990] + "鳄梨"
+    fields = Node.objects.get(pk=make_node(principal, title="跑步", content=content).pk).search_tokens.split(FIELD_SEPARATOR)
+    assert len(fields[5].split()) == CONCEPT_TOKENS_MAX == 512
+    assert "鳄梨" in fields[1].split()
+    assert search(principal, "鳄梨") == ["跑步"]
+    # Text fields just under the index's bound stay whole: concepts do not count toward it (a
+    # newcomer's note lost a word three quarters into its content when they did).
+    text = "".join(f"第{index}天去公园跑步，" for index in range(1100))  # ~14,000 text tokens a field
+    assert len(index_tokens(text)) * 2 < MAX_INDEX_TOKENS
+    stored = document_tokens([text, text], concepts=concept_tokens(text)).split(FIELD_SEPARATOR)
+    assert stored[0].split() == index_tokens(text) and len(stored[2].split()) == 512
+
+
+def test_reindex_gives_nodes_written_with_concepts_off_their_concepts(principal, other_principal, team):
+    with override_settings(MEMORY_CONCEPTS=""):
+        mine = make_node(principal, title="周末在晚会上跳舞")
+        theirs = make_node(other_principal, title="周末在晚会上跳舞")
+
+    def concepts(node):
+        return Node.objects.get(pk=node.pk).search_tokens.split(FIELD_SEPARATOR)[5]
+
+    assert concepts(mine) == concepts(theirs) == ""
+    call_command("reindex_nodes", "--team", team.slug, stdout=open("/dev/null", "w"))
+    assert "zzchh04b01" in concepts(mine).split() and concepts(theirs) == ""  # another team's stays as it was
+    event = AuditEvent.objects.get(event_type="memory.nodes.reindexed")
+    assert (event.team_id, event.payload) == (team.pk, {"count": 1, "first_id": mine.pk, "last_id": mine.pk})
+    call_command("reindex_nodes", "--team", team.slug, stdout=open("/dev/null", "w"))
+    assert AuditEvent.objects.filter(event_type="memory.nodes.reindexed").count() == 1  # nothing changed: no write
