@@ -6,6 +6,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.cache import cache
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
 
 from memory.models import Node
@@ -119,3 +121,16 @@ def celery_broker(url: str, *, eager: bool):
             apply(**before)
 
     return switch()
+
+
+def migrate_to(target: list[tuple[str, str]]):
+    """Migrate the test database to `target` ([(app, migration)]) and return the apps of that
+    state, for testing a data migration on rows written the old way (transactional tests)."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
+def latest_migrations() -> list[tuple[str, str]]:
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()

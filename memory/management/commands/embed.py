@@ -5,9 +5,8 @@ normally the refresh runs after writes and in the capture sweep."""
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
-from django_scopes import scopes_disabled
 
-from accounts.models import Team
+from memory.management.teams import teams_chosen
 from memory.search.semantic import load_embedder
 from memory.services.embeddings import embeddings_refresh
 
@@ -25,14 +24,7 @@ class Command(BaseCommand):
             load_embedder(settings.MEMORY_EMBEDDER)
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
-        with scopes_disabled():
-            teams = Team.objects.order_by("pk")
-            if options["team"]:
-                teams = teams.filter(slug=options["team"])
-                if not teams.exists():
-                    raise CommandError(f"no team {options['team']!r}")
-            teams = list(teams)
-        for team in teams:
+        for team in teams_chosen(options["team"]):
             total = {"nodes": 0, "messages": 0}
             while True:
                 done = embeddings_refresh(team=team)

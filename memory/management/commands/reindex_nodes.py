@@ -7,9 +7,8 @@ turning concepts on (MEMORY_CONCEPTS) with nodes written while they were off.
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
-from django_scopes import scopes_disabled
 
-from accounts.models import Team
+from memory.management.teams import teams_chosen
 from memory.search.concepts import thesaurus
 from memory.services.reindex import nodes_reindex
 
@@ -25,13 +24,6 @@ class Command(BaseCommand):
             thesaurus()
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
-        with scopes_disabled():
-            teams = Team.objects.order_by("pk")
-            if options["team"]:
-                teams = teams.filter(slug=options["team"])
-                if not teams.exists():
-                    raise CommandError(f"no team {options['team']!r}")
-            teams = list(teams)
-        for team in teams:
+        for team in teams_chosen(options["team"]):
             done = nodes_reindex(team=team)
             self.stdout.write(f"{team.slug}: {done['nodes']} nodes read, {done['changed']} re-indexed")

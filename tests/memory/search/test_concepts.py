@@ -8,7 +8,6 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
@@ -18,7 +17,7 @@ from memory.search.concepts import CONCEPT_TOKENS_MAX, concept_tokens, query_con
 from memory.search.text import FIELD_SEPARATOR, MAX_INDEX_TOKENS, document_tokens, index_tokens, normalize, query_tokens
 from memory.selectors.nodes import Owner
 from memory.selectors.query import MemoryQuery, memory_query
-from tests.helpers import make_node
+from tests.helpers import latest_migrations, make_node, migrate_to
 
 
 def search(principal, text):
@@ -124,28 +123,21 @@ def test_concepts_off_and_an_unknown_source():
         thesaurus()
 
 
-def _migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_0025_gives_every_node_its_concept_field(team):
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    latest = latest_migrations()
     try:
-        apps = _migrate([("memory", "0024_message_system_index")])
+        apps = migrate_to([("memory", "0024_message_system_index")])
         when = datetime(2026, 1, 1, tzinfo=UTC)
         old = "周末 末在 在晚 晚会 会上 上跳 跳舞 周 末 在 晚 会 上 跳 舞 | | | | | zzo1t zzo1u1"  # as written before 0025
         pk = apps.get_model("memory", "Node").objects.create(
             team_id=team.pk, scope="user", user_id="u1", domain="general", type="fact", title="周末在晚会上跳舞",
             status="active", slot="s", search_tokens=old, created_at=when, updated_at=when).pk
-        _migrate([("memory", "0025_node_concept_tokens")])
+        migrate_to([("memory", "0025_node_concept_tokens")])
         fields = Node.objects.get(pk=pk).search_tokens.split(FIELD_SEPARATOR)
         assert len(fields) == 7 and "zzchh04b01" in fields[5].split() and fields[0] == old.split(" | ")[0]
     finally:
-        _migrate(latest)
+        migrate_to(latest)
 
 
 def test_a_long_note_keeps_every_text_token_and_at_most_512_concept_tokens(principal):

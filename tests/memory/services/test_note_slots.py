@@ -4,8 +4,6 @@ migration 0021)."""
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django_scopes import scope
 
 from accounts.principal import principal_for_key
@@ -16,7 +14,7 @@ from memory.models import Node
 from memory.services.node_input import NodeInput, conflict_slot, note_text
 from memory.services.nodes import node_update
 from memory.services.upsert import node_upsert
-from tests.helpers import make_node
+from tests.helpers import latest_migrations, make_node, migrate_to
 
 
 @pytest.mark.parametrize(("left", "right"), [
@@ -111,18 +109,11 @@ def test_the_second_write_of_a_note_finds_the_first_whatever_its_punctuation(pri
     assert Node.objects.filter(status="active").count() == 2 and other.pk != first.pk
 
 
-def _migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twins_active(team):
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    latest = latest_migrations()
     try:
-        apps = _migrate([("memory", "0020_lexicon")])
+        apps = migrate_to([("memory", "0020_lexicon")])
         HistoricalNode = apps.get_model("memory", "Node")
 
         def note(title, *, day, status="active", user_id="u1", slot=None, **fields):
@@ -141,7 +132,7 @@ def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twin
         kept_legacy = note("我今天非常开心~", day=1, slot="legacy:7")  # another note ("~" is kept)
         keyed = note("偏好", day=1, key="drink", value_json="tea", slot="")
 
-        _migrate([("memory", "0021_note_slots")])
+        migrate_to([("memory", "0021_note_slots")])
 
         words = conflict_slot(key="", value=None, cardinality="one", title="我今天非常开心", content="")
         slots = dict(Node.objects.values_list("pk", "slot"))
@@ -160,14 +151,14 @@ def test_migration_0021_gives_each_keyless_note_its_slot_by_words_and_keeps_twin
                                                                     title="我今天非常开心！"))
         assert (again.node.pk, again.created) == (older, False)
     finally:
-        _migrate(latest)
+        migrate_to(latest)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_migration_0023_reslots_notes_with_a_wide_separator_before_a_letter(team):
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    latest = latest_migrations()
     try:
-        apps = _migrate([("memory", "0022_message_said_index")])
+        apps = migrate_to([("memory", "0022_message_said_index")])
         HistoricalNode = apps.get_model("memory", "Node")
 
         def note(title, slot, day):
@@ -184,7 +175,7 @@ def test_migration_0023_reslots_notes_with_a_wide_separator_before_a_letter(team
         alone = note("Memo：buy milk", "old-reading-2", 3)
         chinese = note("比例1：2，好", slot("比例1：2，好"), 4)  # before a digit or Han: read as before
 
-        _migrate([("memory", "0023_wide_separator_slots")])
+        migrate_to([("memory", "0023_wide_separator_slots")])
 
         assert dict(Node.objects.values_list("pk", "slot")) == {
             wide: f"legacy:{wide}", spaced: slot("Note: meeting at 5pm"), alone: slot("Memo: buy milk"),
@@ -193,7 +184,7 @@ def test_migration_0023_reslots_notes_with_a_wide_separator_before_a_letter(team
         assert dict(Node.objects.filter(status="active").values_list("pk", "slot")) == {
             wide: slot("Note: meeting at 5pm"), alone: slot("Memo: buy milk"), chinese: slot("比例1:2，好")}
     finally:
-        _migrate(latest)
+        migrate_to(latest)
 
 
 def test_an_explicit_edit_of_only_punctuation_or_case_is_stored_as_sent(principal):
