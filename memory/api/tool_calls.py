@@ -18,6 +18,7 @@ from typing import Any
 from rest_framework import exceptions, serializers
 
 from accounts.principal import Principal
+from memory.api import context_serializers as cs
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
 from memory.api.base import owner_of, session_ref
@@ -242,7 +243,7 @@ TOOL_CALLS: dict[str, ToolCall] = {
     "memory_get": ToolCall(s.MemoryGetInSerializer, _get, "read"),
     "memory_propose_update": ToolCall(s.ProposeInSerializer, _propose, "write"),
     "memory_forget": ToolCall(g.ForgetInSerializer, _forget, "write"),
-    "memory_context": ToolCall(s.ContextInSerializer, _context, "read"),
+    "memory_context": ToolCall(cs.ContextInSerializer, _context, "read"),
 }
 
 

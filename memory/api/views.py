@@ -13,6 +13,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api import context_serializers as cs
 from memory.api import serializers as s
 from memory.api.base import TeamAPIView, session_ref
 from memory.api.errors import not_found_view
@@ -151,7 +152,7 @@ class ContextView(TeamAPIView):
     required_right = "read"
     replays = False
 
-    @extend_schema(operation_id="context", request=s.ContextInSerializer, responses={200: s.ContextOutSerializer})
+    @extend_schema(operation_id="context", request=cs.ContextInSerializer, responses={200: cs.ContextOutSerializer})
     def post(self, request):
         answer = tool_call(request.principal, "memory_context", request.data)
         return Response(answer.body, status=answer.status)
@@ -160,7 +161,7 @@ class ContextView(TeamAPIView):
 class RetrievalView(TeamAPIView):
     """What a context call injected and left out, and why (the hit ledger)."""
 
-    @extend_schema(operation_id="retrievals_get", responses={200: s.RetrievalOutSerializer})
+    @extend_schema(operation_id="retrievals_get", responses={200: cs.RetrievalOutSerializer})
     def get(self, request, retrieval_id: int):
         principal = request.principal
         retrieval = retrieval_get(principal=principal, retrieval_id=retrieval_id)
