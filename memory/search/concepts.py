@@ -32,6 +32,7 @@ from memory.search.text import CJK_FUNCTION_CHARACTERS, LINE_DECAY, LINE_WEIGHT_
 CONCEPT_TOKEN_PREFIX = "zzc"
 CONCEPT_LEVELS = (2, 4, 5, 7)  # lengths of a Cilin code's prefix: subclass, middle, minor class, word group
 WORD_LENGTH_MAX = 8  # longer thesaurus entries (a dozen set phrases) are not looked for
+PIVOT_SLOPE = 0.5  # a row's norm: half its own, half the rows' mean (similarities)
 CONCEPT_TOKENS_MAX = 512  # a node's first ones (~100 words): bounds the index and the rerank's work
 SOURCES = ("cilin",)
 OFF = ("", "off", "none", "false", "0")
@@ -150,13 +151,20 @@ def query_concepts(text: str) -> dict[str, float]:
 
 
 def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
-    """The cosine of each row's concept tokens (`fields`: each row's concept field, tokens
-    separated by spaces) and the question's (`query`: token → line weight, query_concepts), in
-    [0, 1]. Both sides weigh a token by its idf among these rows, log(N / df): a concept every
-    row has (用户 in 用户… notes, the broad class of 猫 and 狗 alike) tells them apart no more
-    than a missing one and counts 0, so a short note is not lifted by the frame it shares with
-    the rest. A row's tokens weigh 1 + log(tf), the question's their line weight. Rows with no
-    concept, and a single row, get 0."""
+    """How close each row's concept tokens (`fields`: each row's concept field, tokens separated
+    by spaces) are to the question's (`query`: token → line weight, query_concepts): the dot
+    product of the two idf-weighted bags over the question's norm and the row's pivoted norm,
+    0 for a row with no concept, about 1 for a row of exactly the question's concepts.
+
+    - idf among these rows is log(N / df): a concept every row has (用户 in 用户… notes, the
+      broad class of 猫 and 狗 alike) tells them apart no more than a missing one and counts 0.
+      A single row gets 0.
+    - A row's tokens weigh 1 + log(tf), the question's their line weight.
+    - The row's norm is pivoted (Singhal, Buckley and Mitra, SIGIR 1996): PIVOT_SLOPE × its
+      own + (1 − PIVOT_SLOPE) × the mean of the rows'. A plain cosine (slope 1) favours short
+      rows: a bare "用户喜欢打网球" scored above the detailed note on 羽毛球 for "我喜欢打羽毛球吗"
+      (a newcomer's finding), its one concept a full match where the detailed note's many
+      dilute it."""
     if not query:
         return [0.0] * len(fields)
     counts = [Counter(field.split()) for field in fields]
@@ -165,13 +173,14 @@ def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
     idf = {token: math.log(rows / df) for token, df in frequency.items()}
     wanted = {token: weight * idf[token] for token, weight in query.items() if token in idf}
     wanted_norm = math.sqrt(sum(value * value for value in wanted.values()))
+    vectors = [{token: (1.0 + math.log(tf)) * idf[token] for token, tf in count.items()} for count in counts]
+    norms = [math.sqrt(sum(value * value for value in vector.values())) for vector in vectors]
+    present = [norm for norm in norms if norm]
+    if not wanted_norm or not present:
+        return [0.0] * len(fields)
+    pivot = sum(present) / len(present)
     out = []
-    for count in counts:
-        if not wanted_norm or not count:
-            out.append(0.0)
-            continue
-        vector = {token: (1.0 + math.log(tf)) * idf[token] for token, tf in count.items()}
-        norm = math.sqrt(sum(value * value for value in vector.values()))
+    for vector, norm in zip(vectors, norms, strict=True):
         dot = sum(value * wanted[token] for token, value in vector.items() if token in wanted)
-        out.append(dot / (norm * wanted_norm) if norm else 0.0)
+        out.append(dot / (wanted_norm * ((1.0 - PIVOT_SLOPE) * pivot + PIVOT_SLOPE * norm)) if norm else 0.0)
     return out

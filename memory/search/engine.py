@@ -106,7 +106,9 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
 
 
 def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -> list[float]:
-    """The keyword scores of `rows` after the concept rerank of their CONCEPT_RERANK_MAX best."""
+    """The keyword scores of `rows` after the concept rerank of their CONCEPT_RERANK_MAX best.
+    The best keyword row stays first: concepts reorder the others, so the memory that says the
+    asked word is never passed by one that only says a word of its kind (网球 for 羽毛球)."""
     head = sorted(range(len(rows)), key=lambda index: (-keyword[index], -rows[index][0]))[:CONCEPT_RERANK_MAX]
     fields_of = [rows[index][1].split(FIELD_SEPARATOR) for index in head]
     near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
@@ -115,6 +117,7 @@ def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -
     out = list(keyword)
     for index, similarity in zip(head, near, strict=True):
         out[index] += concepts.share * best * similarity
+    out[head[0]] = max(out) * (1.0 + 1e-6) + 1e-6  # still first after the 6 decimals Scored keeps
     return out
 
 

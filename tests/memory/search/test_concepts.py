@@ -44,12 +44,17 @@ def test_a_query_weighs_a_concept_by_how_often_its_lines_name_it_latest_most():
     assert query_concepts("跳舞") == dict.fromkeys(concept_tokens("跳舞"), 1.0)
 
 
-def test_cosine_of_the_bags_weighted_by_idf_among_the_rows():
+def test_closeness_of_the_bags_weighted_by_idf_among_the_rows_with_a_pivoted_norm():
     rows = ["zzca zzcb", "zzca zzcc", "", "zzcb zzcb"]
     near = similarities(rows, {"zzcb": 1.0})
-    assert near[2] == 0.0 and near[1] == 0.0
-    assert near[3] == pytest.approx(1.0)
-    assert 0.0 < near[0] < 1.0
+    assert near[1] == 0.0 and near[2] == 0.0  # no concept of the question; no concept at all
+    assert near[3] > near[0] > 0.0
+    assert similarities(["zzcb", "zzca"], {"zzcb": 1.0}) == [pytest.approx(1.0), 0.0]  # rows of one norm: the cosine
+    # the pivot: a long row that has the question's concept is diluted half as much as by a cosine
+    long_row = "zzcb " + " ".join(f"zzcx{index}" for index in range(8))
+    near = similarities(["zzcb zzcy", long_row, "zzcz"], {"zzcb": 1.0})
+    assert near[1] > similarities([long_row], {"zzcb": 1.0})[0] == 0.0
+    assert near[0] / near[1] < 2.2  # a cosine: (9 ** 0.5) / (2 ** 0.5) = 2.12 times, as the norms go
     assert similarities(rows, {}) == [0.0, 0.0, 0.0, 0.0]
 
 
@@ -63,12 +68,13 @@ def test_a_node_indexes_its_concepts_in_a_field_before_its_owner_tokens(principa
     assert Node.objects.get(pk=english.pk).search_tokens.split(FIELD_SEPARATOR)[5] == ""
 
 
-def test_the_memory_about_the_same_kind_of_thing_ranks_first(principal):
+def test_the_memory_about_the_same_kind_of_thing_rises_after_the_best_word_match(principal):
+    make_node(principal, title="周末去超市")  # the shortest: the shared word alone ranks it first
     make_node(principal, title="周末在晚会上跳舞")
-    make_node(principal, title="周末去超市")  # shorter, so the shared word alone ranks it first
-    assert search(principal, "周末想表演节目") == ["周末在晚会上跳舞", "周末去超市"]
+    make_node(principal, title="周末在家睡觉")
+    assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞", "周末在家睡觉"]
     with override_settings(MEMORY_CONCEPTS=""):
-        assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
+        assert search(principal, "周末想表演节目") == ["周末去超市", "周末在家睡觉", "周末在晚会上跳舞"]
 
 
 # A newcomer's finding: notes start with 用户 by convention, and with idf log(1 + N/df) the
@@ -95,6 +101,40 @@ def test_a_note_with_the_asked_word_stays_above_one_that_only_shares_its_kind(pr
     for title, content in notes:
         make_node(principal, type="fact", title=title, content=content)
     assert search(principal, question)[0] == notes[0][0]
+
+
+# A newcomer's store of one user's notes (short ones beside detailed ones of the same kind).
+PROFILE = [
+    ("用户喜欢打羽毛球", "每周三晚上和同事在公司附近的体育馆打两个小时，用的是尤尼克斯的拍子，水平中等，去年膝盖扭伤过一次。"),
+    ("用户喜欢打网球", ""),
+    ("用户的妈妈喜欢看京剧", "妈妈六十八岁，年轻时在文工团唱过戏，最爱梅派，每个周末都守着电视看戏曲频道，用户过年给她买过长安大戏院的票。"),
+    ("用户的妈妈喜欢看越剧", ""),
+    ("用户的女儿喜欢弹钢琴", "小美今年七岁，每周六上午去少年宫上钢琴课，已经考过三级，平时每天练琴半小时。"),
+    ("用户的女儿喜欢弹吉他", ""),
+    ("用户住在上海浦东", "租的房子在地铁二号线附近，离公司通勤大约四十分钟。"),
+    ("用户是后端工程师", "在一家互联网公司写Go和Python。"),
+    ("用户对花生过敏", ""),
+    ("用户喜欢喝咖啡", "每天早上一杯美式。"),
+    ("用户养了一条狗叫旺财", "金毛，三岁。"),
+    ("用户的女儿在北京上大学", "学的是计算机，每个月回家一次，喜欢吃妈妈做的红烧肉，明年毕业"),
+    ("用户的儿子", ""),
+]
+PROFILE_QUESTIONS = [
+    ("我喜欢打羽毛球吗", "用户喜欢打羽毛球"), ("周三晚上打羽毛球吗", "用户喜欢打羽毛球"), ("羽毛球", "用户喜欢打羽毛球"),
+    ("我妈妈喜欢看京剧吗", "用户的妈妈喜欢看京剧"), ("妈妈喜欢京剧吗", "用户的妈妈喜欢看京剧"),
+    ("我女儿喜欢弹钢琴吗", "用户的女儿喜欢弹钢琴"), ("我喜欢打网球吗", "用户喜欢打网球"),
+    ("我妈妈喜欢看越剧吗", "用户的妈妈喜欢看越剧"), ("我女儿喜欢弹吉他吗", "用户的女儿喜欢弹吉他"),
+    ("我对花生过敏吗", "用户对花生过敏"), ("我喜欢喝咖啡吗", "用户喜欢喝咖啡"), ("我的狗叫什么", "用户养了一条狗叫旺财"),
+    ("我住在上海哪里", "用户住在上海浦东"), ("我是做什么工程师的", "用户是后端工程师"),
+    ("用户的女儿在哪上学", "用户的女儿在北京上大学"),
+]
+
+
+def test_in_a_profile_the_note_with_the_asked_word_comes_first(principal):
+    for title, content in PROFILE:
+        make_node(principal, type="fact", title=title, content=content)
+    firsts = {question: (search(principal, question) or [""])[0] for question, _ in PROFILE_QUESTIONS}
+    assert firsts == dict(PROFILE_QUESTIONS)
 
 
 def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
