@@ -103,7 +103,7 @@ def _cilin() -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=2)
 def _loaded(source: str) -> Thesaurus | None:
-    if source.strip().lower() in OFF:
+    if source in OFF:
         return None
     if source not in SOURCES:
         raise ImproperlyConfigured(f"MEMORY_CONCEPTS must be one of {SOURCES}, or empty (or off) to turn concepts "
@@ -114,7 +114,7 @@ def _loaded(source: str) -> Thesaurus | None:
 def thesaurus() -> Thesaurus | None:
     """The configured thesaurus (MEMORY_CONCEPTS), loaded once per process (~0.5 s); None when
     concepts are off. Raises ImproperlyConfigured for an unknown source or a missing package."""
-    return _loaded(getattr(settings, "MEMORY_CONCEPTS", ""))
+    return _loaded(getattr(settings, "MEMORY_CONCEPTS", "").strip().lower())
 
 
 def concept_tokens(text: str) -> list[str]:
@@ -168,19 +168,28 @@ def similarities(fields: list[str], query: dict[str, float]) -> list[float]:
     if not query:
         return [0.0] * len(fields)
     counts = [Counter(field.split()) for field in fields]
-    frequency = Counter(token for count in counts for token in count)
+    frequency: Counter[str] = Counter()
+    for count in counts:
+        frequency.update(count.keys())
     rows = len(fields)
     idf = {token: math.log(rows / df) for token, df in frequency.items()}
     wanted = {token: weight * idf[token] for token, weight in query.items() if token in idf}
     wanted_norm = math.sqrt(sum(value * value for value in wanted.values()))
-    vectors = [{token: (1.0 + math.log(tf)) * idf[token] for token, tf in count.items()} for count in counts]
-    norms = [math.sqrt(sum(value * value for value in vector.values())) for vector in vectors]
+    if not wanted_norm:
+        return [0.0] * len(fields)
+    norms, dots = [], []
+    for count in counts:
+        squares = dot = 0.0
+        for token, tf in count.items():
+            value = idf[token] if tf == 1 else (1.0 + math.log(tf)) * idf[token]
+            squares += value * value
+            if token in wanted:
+                dot += value * wanted[token]
+        norms.append(math.sqrt(squares))
+        dots.append(dot)
     present = [norm for norm in norms if norm]
-    if not wanted_norm or not present:
+    if not present:
         return [0.0] * len(fields)
     pivot = sum(present) / len(present)
-    out = []
-    for vector, norm in zip(vectors, norms, strict=True):
-        dot = sum(value * wanted[token] for token, value in vector.items() if token in wanted)
-        out.append(dot / (wanted_norm * ((1.0 - PIVOT_SLOPE) * pivot + PIVOT_SLOPE * norm)) if norm else 0.0)
-    return out
+    return [dot / (wanted_norm * ((1.0 - PIVOT_SLOPE) * pivot + PIVOT_SLOPE * norm)) if norm else 0.0
+            for dot, norm in zip(dots, norms, strict=True)]

@@ -17,30 +17,33 @@ from memory.models import Node
 from memory.services.audit import audit_record
 from memory.services.node_input import node_search_tokens
 
-BATCH = 1000
+BATCH = 200  # nodes locked at a time
 
 
 def nodes_reindex(*, team: Team, batch: int = BATCH) -> dict[str, int]:
-    """Recompute every node of `team` (any status): {"nodes": read, "changed": written}."""
+    """Recompute every node of `team` (any status): {"nodes": read, "changed": written}.
+
+    Each batch is read under row locks (select_for_update) and written in the same
+    transaction, so an edit made meanwhile waits for the batch and then writes its own tokens,
+    instead of being overwritten with tokens of the text it replaced (a newcomer's finding)."""
     done = {"nodes": 0, "changed": 0}
     after = 0
     with scope(team=team):
         while True:
-            rows = list(Node.objects.filter(team=team, pk__gt=after).order_by("pk")[:batch])
-            if not rows:
-                return done
-            after = rows[-1].pk
-            done["nodes"] += len(rows)
-            changed = []
-            for node in rows:
-                tokens = node_search_tokens(node)
-                if tokens != node.search_tokens:
-                    node.search_tokens = tokens
-                    changed.append(node)
-            if not changed:
-                continue
             with transaction.atomic():
-                Node.objects.bulk_update(changed, ["search_tokens"])
-                audit_record(principal=system_principal(team, "reindex"), event_type="memory.nodes.reindexed",
-                             payload={"count": len(changed), "first_id": changed[0].pk, "last_id": changed[-1].pk})
-            done["changed"] += len(changed)
+                rows = list(Node.objects.select_for_update().filter(team=team, pk__gt=after).order_by("pk")[:batch])
+                if not rows:
+                    return done
+                after = rows[-1].pk
+                done["nodes"] += len(rows)
+                changed = []
+                for node in rows:
+                    tokens = node_search_tokens(node)
+                    if tokens != node.search_tokens:
+                        node.search_tokens = tokens
+                        changed.append(node)
+                if changed:
+                    Node.objects.bulk_update(changed, ["search_tokens"])
+                    audit_record(principal=system_principal(team, "reindex"), event_type="memory.nodes.reindexed",
+                                 payload={"count": len(changed), "first_id": changed[0].pk, "last_id": changed[-1].pk})
+                    done["changed"] += len(changed)

@@ -18,12 +18,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--team", help="only this team's slug")
+        parser.add_argument("--without-concepts", action="store_true",
+                            help="with MEMORY_CONCEPTS off: remove every node's concepts (refused without it)")
 
     def handle(self, *args, **options):
         try:
-            thesaurus()
+            concepts_on = thesaurus() is not None
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
+        if not concepts_on and not options["without_concepts"]:
+            raise CommandError("concepts are off (MEMORY_CONCEPTS): re-indexing now would remove every node's concepts; "
+                               "pass --without-concepts to do that")
         for team in teams_chosen(options["team"]):
             done = nodes_reindex(team=team)
             self.stdout.write(f"{team.slug}: {done['nodes']} nodes read, {done['changed']} re-indexed")

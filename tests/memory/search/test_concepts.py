@@ -2,11 +2,12 @@
 categories rerank the memories a question's words found, so the one about the same kind of
 thing rises; they never find a memory alone, and they are off with MEMORY_CONCEPTS=""."""
 
+import time
 from datetime import UTC, datetime
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -160,6 +161,8 @@ def test_concepts_off_and_an_unknown_source():
     for off in ("", "off", "OFF", " none "):
         with override_settings(MEMORY_CONCEPTS=off):
             assert concept_tokens("跳舞") == [] and query_concepts("跳舞") == {}
+    with override_settings(MEMORY_CONCEPTS=" Cilin "):
+        assert concept_tokens("跳舞") == ["zzchh", "zzchh04", "zzchh04b", "zzchh04b01"]
     with override_settings(MEMORY_CONCEPTS="wordnet"), pytest.raises(ImproperlyConfigured, match="MEMORY_CONCEPTS"):
         thesaurus()
 
@@ -210,3 +213,38 @@ def test_reindex_gives_nodes_written_with_concepts_off_their_concepts(principal,
     assert (event.team_id, event.payload) == (team.pk, {"count": 1, "first_id": mine.pk, "last_id": mine.pk})
     call_command("reindex_nodes", "--team", team.slug, stdout=open("/dev/null", "w"))
     assert AuditEvent.objects.filter(event_type="memory.nodes.reindexed").count() == 1  # nothing changed: no write
+    with override_settings(MEMORY_CONCEPTS="off"):
+        with pytest.raises(CommandError, match="--without-concepts"):
+            call_command("reindex_nodes", "--team", team.slug)
+        assert "zzchh04b01" in concepts(mine).split()
+        call_command("reindex_nodes", "--team", team.slug, "--without-concepts", stdout=open("/dev/null", "w"))
+        assert concepts(mine) == ""
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs parallel connections to one database")
+@pytest.mark.django_db(transaction=True)
+def test_an_edit_made_while_reindexing_keeps_its_own_tokens(team, agent_key, monkeypatch):
+    from accounts.principal import principal_for_key
+    from memory.services import reindex
+    from memory.services.nodes import node_update
+    from tests.helpers import run_parallel
+
+    principal = principal_for_key(agent_key[0])
+    with override_settings(MEMORY_CONCEPTS=""):
+        node = make_node(principal, type="fact", title="用户喜欢郁金香")
+    computed = reindex.node_search_tokens
+
+    def slow(row):  # the batch holds its rows while the edit arrives
+        time.sleep(0.5)
+        return computed(row)
+
+    monkeypatch.setattr(reindex, "node_search_tokens", slow)
+
+    def edit():
+        time.sleep(0.2)
+        return node_update(principal=principal, node_id=node.pk, changes={"title": "用户喜欢紫罗兰"}, reason="r")
+
+    results = run_parallel([lambda: reindex.nodes_reindex(team=team), edit], team=team)
+    assert not any(isinstance(result, Exception) for result in results), results
+    assert search(principal, "紫罗兰") == ["用户喜欢紫罗兰"]
