@@ -7,10 +7,11 @@ from accounts.models import Team
 
 
 def teams_chosen(slug: str | None) -> list[Team]:
-    """Every team in id order, or the one named `slug`. Raises CommandError for an unknown slug."""
+    """Every team in id order (`slug` None), or the one named `slug`. Raises CommandError for a
+    slug no team has, the empty one included."""
     with scopes_disabled():
         teams = Team.objects.order_by("pk")
-        if slug:
+        if slug is not None:  # "" (an unset $TEAM) names no team rather than all of them
             teams = teams.filter(slug=slug)
             if not teams.exists():
                 raise CommandError(f"no team {slug!r}")

@@ -107,8 +107,9 @@ def _parse(rows: list[tuple], query: set[str], weights: Sequence[float]) -> list
 
 def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -> list[float]:
     """The keyword scores of `rows` after the concept rerank of their CONCEPT_RERANK_MAX best.
-    The best keyword row stays first: concepts reorder the others, so the memory that says the
-    asked word is never passed by one that only says a word of its kind (网球 for 羽毛球)."""
+    The best keyword row stays first (all of them, tied, when several share the best score):
+    concepts reorder the others, so the memory that says the asked word is never passed by one
+    that only says a word of its kind (网球 for 羽毛球)."""
     head = sorted(range(len(rows)), key=lambda index: (-keyword[index], -rows[index][0]))[:CONCEPT_RERANK_MAX]
     fields_of = [rows[index][1].split(FIELD_SEPARATOR) for index in head]
     near = similarities([parts[concepts.field] if len(parts) > concepts.field else "" for parts in fields_of],
@@ -117,7 +118,12 @@ def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -
     out = list(keyword)
     for index, similarity in zip(head, near, strict=True):
         out[index] += concepts.share * best * similarity
-    out[head[0]] = max(out) * (1.0 + 1e-6) + 1e-6  # still first after the 6 decimals Scored keeps
+    # The rows tied for the best keyword score stay first, still tied: the caller's order (the
+    # seed's: stated before inferred, newer first) decides among them, as without concepts.
+    first = max(out) * (1.0 + 1e-6) + 1e-6  # still above the rest after the 6 decimals Scored keeps
+    for index in head:
+        if keyword[index] == best:
+            out[index] = first
     return out
 
 

@@ -139,6 +139,17 @@ def test_in_a_profile_the_note_with_the_asked_word_comes_first(principal):
     assert firsts == dict(PROFILE_QUESTIONS)
 
 
+def test_notes_tied_for_the_best_keyword_score_keep_their_usual_order(principal):
+    # A newcomer's finding: keeping "the" best row first picked the newer of two tied notes and
+    # overrode the seed's order, which puts a note the user stated before an inferred one.
+    stated = make_node(principal, type="fact", title="用户对花生过敏", explicit=True)
+    inferred = make_node(principal, type="fact", title="用户对芒果过敏")
+    with override_settings(MEMORY_CONCEPTS="off"):
+        order = search(principal, "我对什么过敏")
+    assert order[0] == stated.title and set(order) == {stated.title, inferred.title}
+    assert search(principal, "我对什么过敏") == order
+
+
 def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
     make_node(principal, title="周末在晚会上跳舞")
     make_node(principal, title="周末去超市")
@@ -207,6 +218,8 @@ def test_reindex_gives_nodes_written_with_concepts_off_their_concepts(principal,
         return Node.objects.get(pk=node.pk).search_tokens.split(FIELD_SEPARATOR)[5]
 
     assert concepts(mine) == concepts(theirs) == ""
+    with pytest.raises(CommandError, match="no team ''"):  # an unset $TEAM is not every team
+        call_command("reindex_nodes", "--team", "")
     call_command("reindex_nodes", "--team", team.slug, stdout=open("/dev/null", "w"))
     assert "zzchh04b01" in concepts(mine).split() and concepts(theirs) == ""  # another team's stays as it was
     event = AuditEvent.objects.get(event_type="memory.nodes.reindexed")
