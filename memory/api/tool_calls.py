@@ -24,7 +24,7 @@ from memory.api import serializers as s
 from memory.api.base import owner_of, session_ref
 from memory.errors import NotFound
 from memory.selectors.context import ContextRequest, context_build
-from memory.selectors.nodes import node_get
+from memory.selectors.nodes import node_get, node_of_owner
 from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.proposals import Proposal, proposal_apply
@@ -146,7 +146,7 @@ def _search(principal: Principal, data) -> ToolAnswer:
 
 def _get(principal: Principal, data) -> ToolAnswer:
     if data.get("id"):
-        node = node_get(principal=principal, node_id=data["id"])
+        node = node_of_owner(principal=principal, node_id=data["id"], owner=owner_of(data))
     else:
         query = memory_query_from({**data, "scopes": [data["scope"]] if data.get("scope") else [],
                                    "types": [data["type"]] if data.get("type") else [], "limit": 1})

@@ -186,6 +186,19 @@ def node_get(*, principal: Principal, node_id: int) -> Node:
     return node
 
 
+def node_of_owner(*, principal: Principal, node_id: int, owner: Owner) -> Node:
+    """node_get, when the node is within the reach of the user, workspace and session `owner`
+    names (any node of the team when it names none), as memory_forget reads a node by id: an
+    agent naming one end user cannot read or change another's memory by its id (R-TEN).
+    Raises NotFound."""
+    node = node_get(principal=principal, node_id=node_id)
+    if owner.user_id or owner.workspace_id or owner.session_id:
+        session = owner_session(principal=principal, owner=owner)
+        if not Node.objects.filter(team=principal.team, pk=node_id).filter(reach(owner=owner, session=session)).exists():
+            raise NotFound(f"no node {node_id} of this user, workspace or session")
+    return node
+
+
 def node_chain(*, principal: Principal, node: Node) -> list[Node]:
     """The whole supersede chain through `node`, oldest first (both directions).
 

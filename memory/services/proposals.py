@@ -32,7 +32,7 @@ from django.utils import timezone
 from accounts.principal import AccessDenied, Principal
 from memory.errors import InvalidInput, MemoryError
 from memory.models import Node, NodeStatus, NodeType, Scope
-from memory.selectors.nodes import node_get
+from memory.selectors.nodes import Owner, node_get, node_of_owner
 from memory.services.nodes import (
     DESCRIPTIVE_FIELDS,
     NodeInput,
@@ -349,7 +349,8 @@ def _proposal_apply(principal: Principal, proposal: Proposal) -> ProposalResult:
     try:
         if proposal.operation == "create":
             return _create(principal, proposal)
-        target = node_get(principal=principal, node_id=proposal.target_id)
+        target = node_of_owner(principal=principal, node_id=proposal.target_id, owner=Owner(
+            workspace_id=proposal.workspace_id, user_id=proposal.user_id, session_id=proposal.session_id))
         _check_target(principal, target)
         if proposal.operation == "update":
             return _update(principal, proposal, target)
