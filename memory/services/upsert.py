@@ -4,7 +4,9 @@ node_upsert looks at the slot the new node would take among its owner's active n
 (memory.services.node_input.conflict_slot) and:
 
 - the same value (or, keyless, the same text) is already there → nothing is written and the
-  existing node is returned; only differing descriptive fields (title, tags, …) are updated,
+  existing node is returned; only differing descriptive fields (title, tags, …) are updated —
+  except by background capture on a node an agent or a person wrote or changed, whose words it
+  never replaces (a newcomer saw "会休克，随身带肾上腺素笔" become capture's "推荐菜谱时绝对避免花生") —
   and the write's source messages that the node does not cite yet are linked to it (the same
   fact said again in another conversation is evidence of it too; forgetting one of the two
   conversations then keeps it), up to NODE_SOURCES_MAX links;
@@ -29,7 +31,7 @@ from django.db import IntegrityError, connection, transaction
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict
-from memory.models import Node, NodeSource, NodeStatus, Scope
+from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
 from memory.services.audit import audit_record, node_snapshot
 from memory.services.nodes import (
     NodeInput,
@@ -43,6 +45,7 @@ from memory.services.nodes import (
     supersede_locked,
     validate_node_input,
 )
+from memory.services.twins import CAPTURE_ACTOR, CAPTURE_ROLE
 from memory.validation import clean_text
 
 # Replacing a value the user stated with at least this confidence needs the user's own words.
@@ -108,6 +111,8 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
     if holder is not None and is_identical(holder, data):
         cited = cite_again(principal, holder, data, reason=reason)
         changes = descriptive_changes(holder, data)
+        if changes and principal.role == CAPTURE_ROLE and _written_by_others(holder):
+            changes = {}
         if not changes:
             return UpsertResult(node=holder, created=False, changed=False, cited=cited)
         return UpsertResult(node=apply_update(principal, holder, changes, reason=reason), created=False, changed=True,
@@ -124,6 +129,11 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
         payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
     )
     return UpsertResult(node=node, created=True, changed=True)
+
+
+def _written_by_others(node: Node) -> bool:
+    """Whether anyone but background capture created or changed `node` (its audit trail)."""
+    return AuditEvent.objects.filter(team_id=node.team_id, node_id=node.pk).exclude(actor=CAPTURE_ACTOR).exists()
 
 
 def cite_again(principal: Principal, node: Node, data: NodeInput, *, reason: str = "") -> tuple[int, ...]:

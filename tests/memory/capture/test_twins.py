@@ -285,3 +285,32 @@ def test_a_note_says_a_fact_word_for_word(fact, title, content, said):
 def test_a_note_says_a_fact_only_with_the_same_polarity(fact, title, content, same):
     assert agrees(fact, title, content) is same
 
+
+
+def test_capture_restating_an_agents_keyed_note_cites_the_message_and_keeps_its_words(principal, settings):
+    # A newcomer's race: the capture job looked for twins before the agent's write committed,
+    # then its upsert found the agent's note of the same key and value and replaced its words.
+    from accounts.principal import system_principal
+    from memory.services.node_input import NodeInput
+    from memory.services.upsert import node_upsert
+
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "记住，我对花生过敏，吃了会休克。", **CTX)
+    agents = propose(principal, said.pk, "用户对花生过敏", "会休克，随身带肾上腺素笔。", type="constraint",
+                     domain="生活技能", key="allergy", value_json="花生", importance=1.0, confidence=1.0)
+    before = Node.objects.get(pk=agents.node_id)
+    again, = append(principal, "对了，花生我是真的不能吃。", **CTX)
+    restated = NodeInput(scope="user", user_id="u1", type="constraint", domain="生活技能",
+                         key="allergy", value_json="花生", cardinality="many", title="用户对花生过敏",
+                         content="推荐菜谱时绝对避免花生。", importance=0.95, source_message_ids=(again.pk,))
+    result = node_upsert(principal=system_principal(principal.team, "capture"), data=restated)
+    node = Node.objects.get(pk=agents.node_id)
+    assert (result.node.pk, result.changed) == (node.pk, False)
+    assert (node.content, node.importance, node.version) == ("会休克，随身带肾上腺素笔。", 1.0, before.version)
+    assert again.pk in node.source_message_ids  # the restatement is evidence of it all the same
+    # Capture's own note is still refreshed by capture.
+    mine = node_upsert(principal=system_principal(principal.team, "capture"), data=NodeInput(
+        scope="user", user_id="u1", type="fact", title="用户住在上海", content="用户说自己住在上海"))
+    refreshed = node_upsert(principal=system_principal(principal.team, "capture"), data=NodeInput(
+        scope="user", user_id="u1", type="fact", title="用户住在上海", content="用户说自己住在上海", importance=0.9))
+    assert refreshed.node.pk == mine.node.pk and refreshed.changed
