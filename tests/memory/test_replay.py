@@ -56,6 +56,31 @@ def test_a_locomo_conversation_replays_with_sessions_dates_and_speakers(team):
     assert Retrieval.objects.filter(team=team).count() == messages.filter(role="assistant").count()
 
 
+MADIAL = Path(settings.SHARED_DATA_DIR) / "madial_zh" / "dialogue-user1.jsonl"
+
+
+@pytest.mark.skipif(not MADIAL.exists(), reason="the shared data folder is absent")
+def test_a_madial_dialogue_replays_as_one_session_of_its_speaker(team):
+    out = StringIO()
+    call_command("replay", str(MADIAL), team=team.slug, conversation="2", workspace="w", quiet=True, stdout=out)
+    messages = list(Message.objects.filter(team=team).select_related("session").order_by("pk"))
+    assert "replayed: 8 turns" in out.getvalue() and len(messages) == 8
+    assert (messages[0].session.user_id, messages[0].session.external_id) == ("bart", "madial-2")
+    assert (messages[0].role, messages[0].content) == ("user", "我今天拿到了数学考试的满分！真的超级开心！")
+    assert [message.role for message in messages[:2]] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"a": 1}\n{oops', "[1, 2]", '{"turns": 5}', "", '[{"x": 1}]'])
+def test_a_file_in_no_known_format_is_a_clean_error(team, tmp_path, text):
+    from django.core.management.base import CommandError
+
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CommandError, match="JSON|conversation this command reads"):
+        call_command("replay", str(path), team=team.slug, stdout=StringIO())
+    assert not Message.objects.filter(team=team).exists()
+
+
 def test_replay_refuses_an_unknown_team(db, tmp_path):
     from django.core.management.base import CommandError
 

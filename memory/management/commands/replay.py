@@ -11,6 +11,9 @@ Formats:
   sample id), one session per LoCoMo session, occurred_at from the session's date.
 - Simple: {"workspace_id", "user_id", "session_id", "turns": [{"role", "content",
   "memory": [proposal, …]}]}; a proposal may name its target by {"type", "key", "value_json"}.
+- MADial-Bench dialogues (JSON Lines, one {"dialogue": ["<Bart>:\"…\"", "<Assistant>:\"…\"", …],
+  "id"} a line, e.g. madial_zh/dialogue-user1.jsonl): one dialogue (--conversation: its id or
+  index; default the first) in a session of its own; the end user is named after the speaker.
 
 Without --url the requests go to this process's WSGI application over httpx (the full
 Django request path: middleware, authentication, parsing); with --url, to a running server.
@@ -18,6 +21,7 @@ Django request path: middleware, authentication, parsing); with --url, to a runn
 
 import json
 import logging
+import re
 import statistics
 import time
 from pathlib import Path
@@ -40,7 +44,7 @@ def locomo_turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class Command(BaseCommand):
-    help = "Replay a conversation (LoCoMo or the simple JSON format) through the agent HTTP API."
+    help = "Replay a conversation (LoCoMo, MADial-Bench or the simple JSON format) through the agent HTTP API."
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path, help="a JSON file, or a path under the shared data folder "
@@ -59,7 +63,8 @@ class Command(BaseCommand):
             path = Path(settings.SHARED_DATA_DIR) / path  # e.g. locomo/locomo5.json
         if not path.exists():
             raise CommandError(f"no such file: {path} (nor under the shared data folder {settings.SHARED_DATA_DIR})")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read(path)
+        _format(data)  # before a key is made
         temporary = None
         key = options["key"]
         if not key:
@@ -76,7 +81,11 @@ class Command(BaseCommand):
                 self.quiet = options["quiet"]
                 self.latencies: list[float] = []
                 self.injected: list[int] = []
-                if isinstance(data, list):
+                kind = _format(data)
+                if kind == "madial":
+                    turns, identity = self._madial(data, options)
+                    self._play(turns, identity, max_turns=options["max_turns"])
+                elif kind == "locomo":
                     turns, identity = self._locomo(data, options)
                     self._play(turns, identity, max_turns=options["max_turns"])
                 else:
@@ -101,6 +110,31 @@ class Command(BaseCommand):
 
         return httpx.Client(transport=httpx.WSGITransport(app=get_wsgi_application()),
                             base_url="http://testserver", headers=headers, timeout=60)
+
+    def _madial(self, dialogues: list[dict[str, Any]], options) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        wanted = options["conversation"]
+        chosen = dialogues[0]
+        if wanted is not None:
+            matches = [item for item in dialogues if str(item.get("id")) == wanted]
+            if not matches and wanted.isdigit() and int(wanted) < len(dialogues):
+                matches = [dialogues[int(wanted)]]
+            if not matches:
+                raise CommandError(f"no dialogue {wanted!r}; ids {[item.get('id') for item in dialogues[:20]]} …")
+            chosen = matches[0]
+        turns, speaker = [], "user"
+        for line in chosen["dialogue"]:
+            match = _SPEAKER_PREFIX.match(line.strip())
+            if not match:
+                continue  # <BOD>, <EOD>
+            text = line.strip()[match.end():].strip().strip('"')
+            if match.group(1).lower() == "assistant":
+                turns.append({"role": "assistant", "content": text})
+            else:
+                speaker = match.group(1)
+                turns.append({"role": "user", "content": text})
+        identity = {"workspace_id": options["workspace"], "user_id": speaker.lower(),
+                    "session_id": f"madial-{chosen.get('id', 0)}"}
+        return turns, identity
 
     def _locomo(self, samples: list[dict[str, Any]], options) -> tuple[list[dict[str, Any]], dict[str, str]]:
         wanted = options["conversation"]
@@ -175,3 +209,35 @@ class Command(BaseCommand):
                 f"  ── memory {proposal['operation']}: {outcome}, node {result['node_id']}: "
                 f"{(result.get('node') or {}).get('title', '')}"
             ))
+
+
+_SPEAKER_PREFIX = re.compile(r"^<([^>]+)>:\s*")
+
+
+def _read(path: Path) -> Any:
+    """The file's JSON, or its JSON Lines as a list. Raises CommandError for anything else."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"cannot read {path}: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as error:
+        raise CommandError(f"{path} is neither JSON nor JSON Lines ({error}); see `replay --help` for the formats") from None
+
+
+def _format(data: Any) -> str:
+    """"madial", "locomo" or "simple" (see the module doc). Raises CommandError for another shape."""
+    if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
+        if isinstance(data[0].get("dialogue"), list):
+            return "madial"
+        if isinstance(data[0].get("conversation"), dict):
+            return "locomo"
+    if isinstance(data, dict) and isinstance(data.get("turns"), list):
+        return "simple"
+    raise CommandError("not a conversation this command reads: LoCoMo samples, MADial-Bench dialogues (JSON Lines) "
+                       'or {"turns": [...]} (see `replay --help`)')
