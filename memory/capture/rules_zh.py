@@ -124,8 +124,14 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
 
 
+# Said right before a flavour: 别吃辣 is not 吃辣 (a newcomer's "医生让我别吃辣了" became "prefers spicy").
+_NEGATED = re.compile(r"(?:别|不要|不能|不想|不敢|不可以|不准|不许|禁止|避免|戒|忌|没法|不)再?$")
+
+
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
-    """少油少辣 → flavor_profile {"oil": "low", "spicy": "low"} when the clause states a wish."""
+    """少油少辣 → flavor_profile {"oil": "low", "spicy": "low"} when the clause states a wish;
+    别吃辣 → {"spicy": "none"} (a wish for more, negated, is none; any other negated wish is
+    left alone)."""
     clause = match.string
     bare = clause.replace(match.group(0), "").strip(" ,.!?。的吧啊哦呢")
     if not (FLAVOR_CUE.search(clause) or not bare):
@@ -133,6 +139,10 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     value, phrases = flavor_value(match.group(0), FLAVORS)
     if not value:
         return []
+    if _NEGATED.search(clause[: match.start()]):
+        if set(value.values()) != {"high"}:
+            return []
+        return [say("flavor", "不" + "".join(phrases), value=dict.fromkeys(value, "none"), entities=phrases)]
     return [say("flavor", "".join(phrases), value=value, entities=phrases)]
 
 
@@ -149,6 +159,8 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
+    if "对" in match["item"] or _SOMEONE_ELSE.search(match["item"]):
+        return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
     found = items(match["item"], longest=8)
     if not found:
         return []
@@ -177,6 +189,18 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 
 KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
+# Someone else is the subject of the clause up to the match, and the user ("我") does not come
+# back after them: 我女儿不爱吃青菜 is the daughter's, 医生让我别吃辣 the user's.
+_SOMEONE_ELSE = re.compile(rf"(?:{KIN}|老妈|老爸|我妈|我爸|外婆|外公|奶奶|爷爷|姥姥|姥爷|朋友|同事|室友|邻居)[^我]*$")
+
+
+def _own(build):
+    """The rule's findings only when the clause speaks of the user, not of a family member,
+    a pet or a friend (a newcomer's "我女儿不爱吃青菜" became the user's own dislike)."""
+    def checked(match: re.Match[str], message: str) -> list[Finding]:
+        return [] if _SOMEONE_ELSE.search(match.string[: match.start()]) else build(match, message)
+    checked.__doc__ = build.__doc__
+    return checked
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -244,22 +268,22 @@ ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: �
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
 AMOUNT = r"(?:一点点|一点|少量|一些|点)"
 RULES = (
-    _rule("health", _health,
+    _rule("health", _own(_health),
           r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
           r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
-    _rule("allergy", _allergy,
+    _rule("allergy", _own(_allergy),
           rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏", rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏"),
     _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
-    _rule("flavor", _flavor, FLAVOR_RUN),
-    _rule("limit", _limit,
+    _rule("flavor", _own(_flavor), FLAVOR_RUN),
+    _rule("limit", _own(_limit),
           rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
           rf"(?:可以|能)(?:放|加|吃){AMOUNT}{ITEM}",
           rf"{LAZY_ITEM}(?:少放|少加|放少)(?:一)?点"),
-    _rule("avoid", _avoid,
+    _rule("avoid", _own(_avoid),
           rf"(?:别|不要|不想要|别再|不要再|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
-    _rule("not_eat", _not_eat, rf"(?:不吃|不能吃|吃不了|不爱吃|不喜欢吃|讨厌吃|忌口|戒了|不碰){ITEM}"),
-    _rule("cuisine", _cuisine, rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
-    _rule("like_food", _like_food, rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
+    _rule("not_eat", _own(_not_eat), rf"(?:不吃|不能吃|吃不了|不爱吃|不喜欢吃|讨厌吃|忌口|戒了|不碰){ITEM}"),
+    _rule("cuisine", _own(_cuisine), rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
+    _rule("like_food", _own(_like_food), rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
     _rule("correction", _correction,
           rf"(?:我说的|我的意思)?不是(?P<old>{STOP}{{1,12}}?),?\s*(?:而)?是(?P<new>{STOP}{{1,12}})",
           rf"(?:把)?(?P<old>{STOP}{{1,12}}?)改成(?:了)?(?P<new>{STOP}{{1,12}})", unit="sentence"),

@@ -251,3 +251,23 @@ def test_the_same_statement_twice_in_a_window_is_one_proposal_with_both_sources(
 ])
 def test_chit_chat_gives_no_operations(text):
     assert extract(text) == []
+
+
+# A newcomer's conversation: a negated flavour read as a wish for it, and family members' tastes
+# and allergies taken for the user's own.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("医生让我别吃辣了", [("flavor_profile", {"spicy": "none"})]),
+    ("不要吃辣了", [("flavor_profile", {"spicy": "none"})]),
+    ("我不想吃辣", [("flavor_profile", {"spicy": "none"})]),
+    ("以后别少放油", []),  # a negated wish for less says nothing certain
+    ("记住，我喜欢吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("我女儿不爱吃青菜", []),
+    ("我女儿今天发烧了", []),
+    ("我妈对花生过敏", []),
+    ("我女儿花生过敏", []),
+    ("我家狗不吃鸡肉", []),
+    ("我对花生过敏", [("allergy", "花生")]),
+    ("其他都行，我不吃香菜", [("avoid_ingredient", "香菜")]),
+])
+def test_negated_flavours_and_other_peoples_tastes(text, expected):
+    assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
