@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from memory.embedding_models import Embedding
-from memory.models import Message, MessageRole, Session
+from memory.models import Message, MessageRole, NodeSource, NodeStatus, Session
 from memory.search.engine import Scored, rank
 from memory.search.semantic import MESSAGE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
@@ -175,9 +175,11 @@ def messages_search(
     for start in range(0, len(reachable), window):
         chunk = reachable[start : start + window]
         found = messages_by_id(team_id=team_id, pks=[item.pk for item in chunk])
+        corrected = corrected_sources(team_id=team_id, message_ids=[pk for pk, message in found.items()
+                                                                     if message.role == MessageRole.USER])
         for item in chunk:
             message = found.get(item.pk)
-            if message is None or message.role == MessageRole.SYSTEM:
+            if message is None or message.role == MessageRole.SYSTEM or item.pk in corrected:
                 continue
             text = normalize(message.content)
             if text in seen:
@@ -188,6 +190,20 @@ def messages_search(
             if len(hits) == limit:
                 return _with_followups(hits, exclude_ids)
     return _with_followups(hits, exclude_ids)
+
+
+def corrected_sources(*, team_id: int, message_ids: list[int]) -> set[int]:
+    """The messages among `message_ids` that are sources of memories and whose every memory has
+    been superseded since: what they said was corrected ("我特别喜欢吃辣" after "不对，我现在
+    完全不吃辣了"), so they are not recalled as earlier messages beside the correction (a
+    newcomer's finding). A message with one memory still active, or none at all, stays."""
+    if not message_ids:
+        return set()
+    statuses: dict[int, set[str]] = {}
+    for message_id, status in (NodeSource.objects.filter(node__team_id=team_id, message_id__in=message_ids)
+                               .values_list("message_id", "node__status")):
+        statuses.setdefault(message_id, set()).add(status)
+    return {message_id for message_id, found in statuses.items() if found == {NodeStatus.SUPERSEDED}}
 
 
 _REACH_FIELDS = ("session", "session__workspace_id", "session__user_id", "session__deleted_at", "occurred_at",

@@ -512,3 +512,24 @@ def test_a_summary_stays_when_an_earlier_hit_or_its_follow_up_is_cut(principal):
                     budget={"recent_messages": 6})
     assert context.section("earlier_messages")  # the question and its reply, the reply cut
     assert context.counts["summary_redundant"] == 0 and "passport X1234567; peanuts." in context.block
+
+
+def test_a_turn_whose_memory_was_corrected_is_not_recalled_beside_the_correction(principal):
+    # A newcomer's finding: after "不对，我现在完全不吃辣了" superseded the memory taken from
+    # "我特别喜欢吃辣", a new conversation's block still recalled the old turn as an earlier message.
+    from memory.services.proposals import Proposal, proposal_apply
+
+    old_ctx = {"workspace_id": "w1", "user_id": "u1", "session_id": "old"}
+    liked, = append(principal, "我特别喜欢吃辣，川菜湘菜都行。", **old_ctx)
+    unrelated, = append(principal, "我周末喜欢去爬山。", **old_ctx)  # no memory taken from it: still recalled
+    first = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **old_ctx,
+        node={"scope": "user", "type": "preference", "title": "用户喜欢吃辣", "source_message_ids": [liked.pk]}))
+    fixed, = append(principal, "不对，我现在完全不吃辣了。", **old_ctx)
+    proposal_apply(principal=principal, proposal=Proposal(
+        operation="supersede", target_id=first.node_id, explicit_user_intent=True, reason="r", **old_ctx,
+        node={"title": "用户不吃辣", "source_message_ids": [fixed.pk]}))
+    owner = Owner(workspace_id="w1", user_id="u1", session_id="new")
+    block = build(principal, "我喜欢吃辣吗？周末喜欢做什么？", owner=owner).block
+    assert "用户不吃辣" in block and "我周末喜欢去爬山" in block
+    assert "我特别喜欢吃辣" not in block
