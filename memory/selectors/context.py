@@ -49,7 +49,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory.models import Retrieval, Session
+from memory.models import NodeType, Retrieval, Session
 from memory.ops.metrics import context_observe
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
@@ -189,12 +189,20 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     return [item for item in defaults if keep(item)], [item for item in hits if keep(item)]
 
 
+CRITICAL_IMPORTANCE = 0.9
+
+
+def _critical(item: Item) -> bool:
+    return item.kind == "node" and item.obj.type == NodeType.CONSTRAINT and item.obj.importance >= CRITICAL_IMPORTANCE
+
+
 def _share(item: Item) -> str:
     return "L5" if item.layer == "L5" else item.section
 
 
 def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Item]]:
-    """Fill the block in two passes over the candidates (in fill priority order).
+    """Fill the block in two passes over the candidates (in fill priority order), after the
+    critical constraints (_critical), which go in first.
 
     First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
     its line break), so that no layer crowds out the others — in particular the query's
@@ -228,7 +236,18 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
         return False
 
     window_closed = False
+    # A constraint the user must not be without (an allergy; importance ≥ CRITICAL_IMPORTANCE)
+    # goes in first, whatever its section's share: under a budget of 60 characters a newcomer's
+    # block held a session note and left the anaphylaxis out.
     for item in candidates:
+        if _critical(item):
+            if try_add(item):
+                used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
+            else:
+                dropped.append(item)
+    for item in candidates:
+        if _critical(item):
+            continue
         share = _share(item)
         cost = len(item.text) + 1
         if item.section == "recent_messages" and (window_closed or held_back and held_back[-1].section == share):

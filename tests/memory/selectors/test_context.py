@@ -533,3 +533,21 @@ def test_a_turn_whose_memory_was_corrected_is_not_recalled_beside_the_correction
     block = build(principal, "我喜欢吃辣吗？周末喜欢做什么？", owner=owner).block
     assert "用户不吃辣" in block and "我周末喜欢去爬山" in block
     assert "我特别喜欢吃辣" not in block
+
+
+def test_under_a_tight_budget_a_critical_constraint_goes_in_before_session_notes(principal):
+    # A newcomer's block of 60 characters held "用户晚上七点下班" and left the anaphylaxis out.
+    allergy = make_node(principal, scope="user", user_id="u1", type="constraint", title="用户对虾过敏",
+                        content="吃了会休克，随身带肾上腺素笔", importance=1.0)
+    for title in ("用户晚上七点下班", "用户今天想吃面", "用户在减肥", "用户明天出差"):
+        make_node(principal, scope="session", user_id="u1", workspace_id="w1", session_id="s1", type="fact",
+                  title=title)
+    for max_chars in (60, 100):
+        context = build(principal, "晚饭吃什么", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                        budget={"max_chars": max_chars})
+        assert "用户对虾过敏" in context.block and len(context.block) <= max_chars, (max_chars, context.block)
+        assert allergy.pk in context.used_memory_ids
+    mild = make_node(principal, scope="user", user_id="u1", type="constraint", title="用户不喝冰水", importance=0.5)
+    context = build(principal, "晚饭吃什么", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                    budget={"max_chars": 60})
+    assert mild.pk not in context.used_memory_ids  # only a critical one goes first
