@@ -125,12 +125,19 @@ class Dialogue:
     relevant: frozenset[str]
 
 
-def _turn_text(line: str) -> str:
+def madial_turn(line: str) -> tuple[str, str] | None:
+    """A MADial-Bench dialogue line `<Speaker>:"text"` as (speaker, text); None for a line
+    without a speaker (<BOD>, <EOD>)."""
     line = line.strip()
     match = _SPEAKER_PREFIX.match(line)
     if not match:
-        return line
-    return f"{match.group(1)}: {line[match.end():].strip().strip(chr(34))}"
+        return None
+    return match.group(1), line[match.end():].strip().strip(chr(34))
+
+
+def _turn_text(line: str) -> str:
+    turn = madial_turn(line)
+    return line.strip() if turn is None else f"{turn[0]}: {turn[1]}"
 
 
 def madial_load(folder: Path) -> tuple[list[Memory], list[Dialogue]]:

@@ -21,7 +21,6 @@ Django request path: middleware, authentication, parsing); with --url, to a runn
 
 import json
 import logging
-import re
 import statistics
 import time
 from pathlib import Path
@@ -122,16 +121,12 @@ class Command(BaseCommand):
                 raise CommandError(f"no dialogue {wanted!r}; ids {[item.get('id') for item in dialogues[:20]]} …")
             chosen = matches[0]
         turns, speaker = [], "user"
-        for line in chosen["dialogue"]:
-            match = _SPEAKER_PREFIX.match(line.strip())
-            if not match:
-                continue  # <BOD>, <EOD>
-            text = line.strip()[match.end():].strip().strip('"')
-            if match.group(1).lower() == "assistant":
-                turns.append({"role": "assistant", "content": text})
+        for turn in filter(None, map(datasets.madial_turn, chosen["dialogue"])):  # <BOD>, <EOD> say nothing
+            if turn[0].lower() == "assistant":
+                turns.append({"role": "assistant", "content": turn[1]})
             else:
-                speaker = match.group(1)
-                turns.append({"role": "user", "content": text})
+                speaker = turn[0]
+                turns.append({"role": "user", "content": turn[1]})
         identity = {"workspace_id": options["workspace"], "user_id": speaker.lower(),
                     "session_id": f"madial-{chosen.get('id', 0)}"}
         return turns, identity
@@ -209,9 +204,6 @@ class Command(BaseCommand):
                 f"  ── memory {proposal['operation']}: {outcome}, node {result['node_id']}: "
                 f"{(result.get('node') or {}).get('title', '')}"
             ))
-
-
-_SPEAKER_PREFIX = re.compile(r"^<([^>]+)>:\s*")
 
 
 def _read(path: Path) -> Any:
