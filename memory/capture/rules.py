@@ -96,7 +96,8 @@ def explicit_marker(text: str) -> str:
 def sentence_findings(sentence: str, message: str) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
-    not a note)."""
+    not a note), nor be about someone else where the rule speaks of the user (Rule.someone_else,
+    read over the sentence so far, earlier clauses included)."""
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []
     for rule in RULES:
@@ -106,6 +107,8 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
                 for match in pattern.finditer(unit):
                     start, end = offset + match.start(), offset + match.end()
                     if start == end or any(start < right and left < end for left, right in taken):
+                        continue
+                    if rule.someone_else is not None and rule.someone_else.search(sentence[:start]):
                         continue
                     findings = rule.build(match, message)
                     if findings:

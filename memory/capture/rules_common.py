@@ -107,13 +107,17 @@ class Rule:
     it); `message` is the whole prepared message, for context words. A `generic` rule (plain
     likes, facts, notes) runs after every specific one, so where both match the same words the
     specific reading wins (我喜欢少油少辣 is a flavor, not a like). `unit`: matched against each
-    clause, or the whole sentence (for patterns that span a comma: 不是X，是Y)."""
+    clause, or the whole sentence (for patterns that span a comma: 不是X，是Y). `someone_else`,
+    for a rule about the user's own tastes and health: a pattern that finds, in the sentence up
+    to the match, that someone else is who it speaks of (我女儿今年六岁，对虾过敏: the daughter's,
+    though the second clause names nobody); such a match is vetoed."""
 
     name: str
     patterns: tuple[re.Pattern[str], ...]
     build: Callable[[re.Match[str], str], list[Finding]]
     generic: bool = False
     unit: str = "clause"
+    someone_else: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

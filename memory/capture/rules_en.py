@@ -146,8 +146,18 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
 
 
+# A negation a few words before the wish: "I don't really like spicy food" and "I no longer
+# want spicy food" do not want it (both were read as "prefers spicy food").
+_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|didn'?t|did not|can'?t|cannot|won'?t|will not|never"
+                      r"|no longer|not|hardly)\b(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
+_SOFTENED = re.compile(r"\b(?:really|particularly|that|too|very|much)\b", re.IGNORECASE)
+
+
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
-    """"I like low oil and not too spicy" → flavor_profile {"oil": "low", "spicy": "low"}."""
+    """"I like low oil and not too spicy" → flavor_profile {"oil": "low", "spicy": "low"};
+    "I don't want spicy food" → {"spicy": "none"}, "I don't really like spicy food" → {"spicy":
+    "low"} (a wish for more, negated, is none, or low when softened; any other negated wish is
+    left alone)."""
     clause = match.string
     bare = clause.replace(match.group(0), "").strip(" ,.!?")
     if not (FLAVOR_CUE.search(clause) or not bare):
@@ -156,6 +166,13 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     if not value:
         return []
     phrases = [phrase.lower() for phrase in phrases]
+    negation = _NEGATED.search(clause[: match.start()])
+    if negation:
+        if set(value.values()) != {"high"}:
+            return []
+        softened = bool(_SOFTENED.search(negation.group(0)))
+        words = ("less " if softened else "no ") + ", ".join(phrases)
+        return [say("flavor", words, value=dict.fromkeys(value, "low" if softened else "none"), entities=phrases)]
     return [say("flavor", ", ".join(phrases), value=value, entities=phrases)]
 
 

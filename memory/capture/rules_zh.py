@@ -119,19 +119,43 @@ def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
 def _limit(match: re.Match[str], message: str) -> list[Finding]:
     """香菜现在可以接受一点，但不要太多 → limit_ingredient {ingredient, amount: 少量}."""
     item = clean(match["item"])
-    if not item or not (is_food(item) or COOKING_WORDS.search(message)):
-        return []
+    if not item or negated(match.string[: match.end("item")]) or not (is_food(item) or COOKING_WORDS.search(message)):
+        return []  # 不可以放一点: the item group took the negation
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
 
 
-# Said right before a flavour: 别吃辣 is not 吃辣 (a newcomer's "医生让我别吃辣了" became "prefers spicy").
-_NEGATED = re.compile(r"(?:别|不要|不能|不想|不敢|不可以|不准|不许|禁止|避免|戒|忌|没法|不)再?$")
+# A negation said before a wish, with the words of degree, ability or liking that may stand
+# between: 别吃辣, 不太能吃辣, 一点都不爱吃辣, 不是很喜欢川菜 do not want what follows (newcomers'
+# "医生让我别吃辣了" and "我不太能吃辣" became "prefers spicy", "我不喜欢川菜" "likes Sichuan food").
+# 没 says what happened, not what is wanted (今天没吃辣): neither a wish nor its negation.
+_BIE = r"(?<![特分区告性级类识个辨差离])别"  # 别 as "don't", not the end of 特别 (我特别喜欢吃鱼)
+_NOT = rf"(?:不|{_BIE}|甭|勿|没法|没办法|无法|禁止|避免|戒|忌)"
+_SOFT = r"(?:太|大|怎么|是很|是太|是特别|那么|很)"  # 不太能吃辣: little, not none
+_BETWEEN = r"(?:再|能|会|敢|爱|喜欢|想|要|可以|准|许|习惯|经常|常|够|了)"
+_NEGATED = re.compile(rf"{_NOT}(?:{_SOFT}|{_BETWEEN})*$")
+_SOFTENED = re.compile(rf"不{_SOFT}")
+_DID_NOT = re.compile(rf"没有?(?:{_SOFT}|{_BETWEEN})*$")
+
+
+def negated(before: str) -> bool:
+    """Whether the clause up to a wish ends in a negation of it (我不太能 before 吃辣)."""
+    return bool(_NEGATED.search(before))
+
+
+def _wanted(build):
+    """The rule's findings only when what it reads as wanted is neither negated nor said not to
+    have happened before it (我不喜欢川菜, 今天没吃川菜)."""
+    def checked(match: re.Match[str], message: str) -> list[Finding]:
+        before = match.string[: match.start()]
+        return [] if negated(before) or _DID_NOT.search(before) else build(match, message)
+    checked.__doc__ = build.__doc__
+    return checked
 
 
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     """少油少辣 → flavor_profile {"oil": "low", "spicy": "low"} when the clause states a wish;
-    别吃辣 → {"spicy": "none"} (a wish for more, negated, is none; any other negated wish is
-    left alone)."""
+    别吃辣 → {"spicy": "none"}, 不太能吃辣 → {"spicy": "low"} (a wish for more, negated, is none,
+    or low when the negation is softened; any other negated wish is left alone)."""
     clause = match.string
     bare = clause.replace(match.group(0), "").strip(" ,.!?。的吧啊哦呢")
     if not (FLAVOR_CUE.search(clause) or not bare):
@@ -139,10 +163,15 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     value, phrases = flavor_value(match.group(0), FLAVORS)
     if not value:
         return []
-    if _NEGATED.search(clause[: match.start()]):
+    before = clause[: match.start()]
+    if _DID_NOT.search(before):
+        return []
+    if negated(before):
         if set(value.values()) != {"high"}:
             return []
-        return [say("flavor", "不" + "".join(phrases), value=dict.fromkeys(value, "none"), entities=phrases)]
+        softened = bool(_SOFTENED.search(before))
+        words = ("少" if softened else "不") + "".join(phrases)
+        return [say("flavor", words, value=dict.fromkeys(value, "low" if softened else "none"), entities=phrases)]
     return [say("flavor", "".join(phrases), value=value, entities=phrases)]
 
 
@@ -189,18 +218,11 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 
 KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
-# Someone else is the subject of the clause up to the match, and the user ("我") does not come
-# back after them: 我女儿不爱吃青菜 is the daughter's, 医生让我别吃辣 the user's.
+# Someone else is named in the sentence before the match, and the user ("我") does not come
+# back after them: 我女儿不爱吃青菜 and 我女儿今年六岁，对虾过敏 are the daughter's (a clause that
+# names nobody goes on about the last one named), 医生让我别吃辣 and 我妈来了，我不吃香菜 the user's.
+# Rules about the user's own tastes and health carry it (Rule.someone_else).
 _SOMEONE_ELSE = re.compile(rf"(?:{KIN}|老妈|老爸|我妈|我爸|外婆|外公|奶奶|爷爷|姥姥|姥爷|朋友|同事|室友|邻居)[^我]*$")
-
-
-def _own(build):
-    """The rule's findings only when the clause speaks of the user, not of a family member,
-    a pet or a friend (a newcomer's "我女儿不爱吃青菜" became the user's own dislike)."""
-    def checked(match: re.Match[str], message: str) -> list[Finding]:
-        return [] if _SOMEONE_ELSE.search(match.string[: match.start()]) else build(match, message)
-    checked.__doc__ = build.__doc__
-    return checked
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -264,26 +286,32 @@ def _rule(name: str, build, *patterns: str, **options) -> Rule:
     return Rule(name=f"zh.{name}", patterns=tuple(re.compile(pattern) for pattern in patterns), build=build, **options)
 
 
+def _own(name: str, build, *patterns: str) -> Rule:
+    """A rule about the user's own tastes or health: vetoed where the sentence speaks of a
+    family member, a pet or a friend (a newcomer's "我女儿不爱吃青菜" became the user's dislike)."""
+    return _rule(name, build, *patterns, someone_else=_SOMEONE_ELSE)
+
+
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
 AMOUNT = r"(?:一点点|一点|少量|一些|点)"
 RULES = (
-    _rule("health", _own(_health),
-          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
-          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
-    _rule("allergy", _own(_allergy),
-          rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏", rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏"),
+    _own("health", _health,
+         r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
+         r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
+    _own("allergy", _allergy,
+         rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏", rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏"),
     _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
-    _rule("flavor", _own(_flavor), FLAVOR_RUN),
-    _rule("limit", _own(_limit),
-          rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
-          rf"(?:可以|能)(?:放|加|吃){AMOUNT}{ITEM}",
-          rf"{LAZY_ITEM}(?:少放|少加|放少)(?:一)?点"),
-    _rule("avoid", _own(_avoid),
-          rf"(?:别|不要|不想要|别再|不要再|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
-    _rule("not_eat", _own(_not_eat), rf"(?:不吃|不能吃|吃不了|不爱吃|不喜欢吃|讨厌吃|忌口|戒了|不碰){ITEM}"),
-    _rule("cuisine", _own(_cuisine), rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
-    _rule("like_food", _own(_like_food), rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
+    _own("flavor", _flavor, FLAVOR_RUN),
+    _own("limit", _wanted(_limit),
+         rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
+         rf"(?:可以|能)(?:放|加|吃){AMOUNT}{ITEM}",
+         rf"{LAZY_ITEM}(?:少放|少加|放少)(?:一)?点"),
+    _own("avoid", _avoid,
+         rf"(?:{_BIE}|不要|不想要|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
+    _own("not_eat", _not_eat, rf"(?:不{_SOFT}?(?:能|敢|爱|喜欢)?吃|吃不了|讨厌吃|忌口|戒了|不碰){ITEM}"),
+    _own("cuisine", _wanted(_cuisine), rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
+    _own("like_food", _wanted(_like_food), rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
     _rule("correction", _correction,
           rf"(?:我说的|我的意思)?不是(?P<old>{STOP}{{1,12}}?),?\s*(?:而)?是(?P<new>{STOP}{{1,12}})",
           rf"(?:把)?(?P<old>{STOP}{{1,12}}?)改成(?:了)?(?P<new>{STOP}{{1,12}})", unit="sentence"),
@@ -301,7 +329,9 @@ RULES = (
     _rule("fact", _fact("works"), rf"我(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True),
     _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
     _rule("like", _like, r"我(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{1,12})", generic=True),
-    _rule("dislike", _dislike, r"我(?:很|非常|特别|真的|也|最)?(?:不喜欢|讨厌|受不了)(?P<item>[^,。!?;]{1,12})", generic=True),
+    _rule("dislike", _dislike,
+          rf"我(?:很|非常|特别|真的|也|最|其实|一点都|一点也)?(?:不{_SOFT}?(?:喜欢|爱)|讨厌|受不了)(?P<item>[^,。!?;]{{1,12}})",
+          generic=True),
     _rule("note", _note,
           r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来|记下|记着)(?:吧)?[,:]?\s*(?P<x>[^。!?;]{2,120})",
           generic=True, unit="sentence"),

@@ -271,3 +271,34 @@ def test_chit_chat_gives_no_operations(text):
 ])
 def test_negated_flavours_and_other_peoples_tastes(text, expected):
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
+# The same kind, wider (a newcomer's "我不太能吃辣" became "prefers spicy", "我特别喜欢吃鱼" "avoids
+# 喜欢吃鱼"): a negation with words between it and the wish, 别 inside another word, 没 (what
+# happened, not what is wanted), and a clause that names nobody going on about a family member.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我不太能吃辣", [("flavor_profile", {"spicy": "low"})]),
+    ("我不是很能吃辣", [("flavor_profile", {"spicy": "low"})]),
+    ("我不怎么吃辣", [("flavor_profile", {"spicy": "low"})]),
+    ("我一点都不爱吃辣", [("flavor_profile", {"spicy": "none"})]),
+    ("我不喜欢吃辣", [("flavor_profile", {"spicy": "none"})]),
+    ("我特别能吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("我今天没吃辣", []),
+    ("我不喜欢清淡的", [("", "清淡")]),  # a dislike in the user's words, not a wish for it
+    ("我不喜欢川菜", [("avoid_ingredient", "川菜")]),
+    ("我喜欢川菜", [("preferred_cuisine", "川菜")]),
+    ("我不太喜欢吃香菜", [("avoid_ingredient", "香菜")]),
+    ("我特别喜欢吃鱼", [("preferred_ingredient", "鱼")]),
+    ("我特别喜欢川菜", [("preferred_cuisine", "川菜")]),
+    ("特别不要放香菜", [("avoid_ingredient", "香菜")]),
+    ("不可以放一点香菜", []),
+    ("我女儿今年六岁，对虾过敏", []),
+    ("我老公最近在减肥，晚饭要少油", []),
+    ("我妈妈来了，我不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("I don't really like spicy food", [("flavor_profile", {"spicy": "low"})]),
+    ("I don't want spicy food", [("flavor_profile", {"spicy": "none"})]),
+    ("I no longer want spicy food", [("flavor_profile", {"spicy": "none"})]),
+    ("I like spicy food", [("flavor_profile", {"spicy": "high"})]),
+])
+def test_negations_between_words_and_subjects_carried_over_clauses(text, expected):
+    assert [(operation["node"].get("key", ""), operation["node"]["value_json"]) for operation in extract(text)] == expected
