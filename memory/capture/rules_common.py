@@ -61,6 +61,8 @@ KINDS: dict[str, Kind] = {
     "fact_lives": Kind("fact", confidence=0.85, importance=0.6),
     "fact_works": Kind("fact", confidence=0.85, importance=0.6),
     "fact_named": Kind("fact", confidence=0.85, importance=0.5),
+    "fact_name": Kind("fact", confidence=0.85, importance=0.7),
+    "fact_job": Kind("fact", confidence=0.85, importance=0.6),
     "note": Kind("fact", confidence=0.9, importance=0.7),
     "decision": Kind("decision", confidence=0.85, importance=0.7, project=True),
     "task": Kind("task", confidence=0.8, importance=0.6, project=True),

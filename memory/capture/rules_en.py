@@ -73,6 +73,8 @@ TEXTS = {
     "fact_lives": ("User lives in {item}", "The user said they live in {item}.", ("home",)),
     "fact_works": ("User works as/at {item}", "The user said they work as/at {item}.", ("work",)),
     "fact_named": ("User's {what} is named {item}", "The user's {what} is named {item}.", ("family",)),
+    "fact_name": ("User's name is {item}", "The user said their name is {item}.", ("name",)),
+    "fact_job": ("User is a {item}", "The user said they are a {item}.", ("work",)),
     "note": ("{item}", "The user asked to remember: {item}", ("remember",)),
     "decision": ("Decision: {item}", "Decided: {item}", ("decision",)),
     "task": ("To do: {item}", "To do: {item}", ("task",)),
@@ -227,6 +229,25 @@ KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|hu
        "|sister|mom|mother|dad|father|friend|best friend")
 
 
+OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lecturer|engineer|developer|programmer"
+               "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
+               "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
+               "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
+               "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer")
+
+
+def _name(match: re.Match[str], message: str) -> list[Finding]:
+    """"My name is Alice" / "call me Al" → a fact: the user's own name."""
+    item = match["item"].strip()
+    return [say("fact_name", item, value={"name": item})] if item.lower() not in _POINTING else []
+
+
+def _job(match: re.Match[str], message: str) -> list[Finding]:
+    """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
+    item = " ".join(match["item"].lower().split())
+    return [say("fact_job", item, value={"job": item})]
+
+
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
     item, what = clean(match["item"]), clean(match["what"], longest=2)
     return [say("favorite", item, what=what.lower())] if item and what else []
@@ -358,6 +379,11 @@ RULES = (
     _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
     _rule("fact", _fact("works"), rf"\bI\s+work\s+as\s+(?:an?\s+)?{ITEM}{END}",
           rf"\bI\s+work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
+    _rule("fact", _name, rf"\bmy\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}",
+          rf"(?:^|(?<=[,;:!?]))\s*(?:please\s+|just\s+)?call\s+me\s+(?P<item>{NAME}){END_WHOLE}", generic=True),
+    _rule("fact", _job,
+          rf"{I_AM}\s+(?:also\s+|now\s+)?an?\s+(?P<item>(?:[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?=\s+(?:and|who|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)",
+          generic=True),
     _rule("fact", _fact("named"),
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),

@@ -60,6 +60,8 @@ TEXTS = {
     "fact_lives": ("用户住在{item}", "用户说自己住在{item}。", ("住址",)),
     "fact_works": ("用户在{item}工作", "用户说自己在{item}工作。", ("工作",)),
     "fact_named": ("用户的{what}叫{item}", "用户的{what}叫{item}。", ("家人",)),
+    "fact_name": ("用户叫{item}", "用户说自己叫{item}。", ("姓名",)),
+    "fact_job": ("用户是{item}", "用户说自己是{item}。", ("工作",)),
     "note": ("{item}", "用户要求记住：{item}", ("记住",)),
     "decision": ("决定：{item}", "决定：{item}", ("决定",)),
     "task": ("待办：{item}", "待办：{item}", ("待办",)),
@@ -241,6 +243,34 @@ def _fact(kind: str):
     return build
 
 
+# 叫 is also "order, call for" (我叫外卖, 我叫了车): what follows must look like a name.
+_NOT_NAMES = set("外卖 快递 出租车 出租 滴滴 专车 救护车 服务员 醒 起来 过来 上 他们 大家 妈妈 爸爸".split())
+OCCUPATIONS = set(
+    "护士 医生 大夫 老师 教师 教授 工程师 程序员 设计师 律师 会计 会计师 厨师 司机 学生 大学生 研究生 博士生 硕士生 高中生 "
+    "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 老板 店主 画家 "
+    "演员 歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 "
+    "兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 运营 产品 前端 后端 测试 设计 实习生 退休教师 博士后".split()
+)
+
+
+def is_occupation(item: str) -> bool:
+    return item in OCCUPATIONS or (2 <= len(item) <= 5 and item.endswith(("师", "员")) and item not in ("会员", "成员"))
+
+
+def _name(match: re.Match[str], message: str) -> list[Finding]:
+    """我叫小红 / 我的名字是王小红 → a fact: the user's own name."""
+    item = _TAIL.sub("", match["item"])
+    if not 2 <= len(item) <= 4 or item in _NOT_NAMES or _PRONOUN.search(item) or item.startswith(("了", "过", "着")):
+        return []
+    return [say("fact_name", item, value={"name": item})]
+
+
+def _job(match: re.Match[str], message: str) -> list[Finding]:
+    """我是一名护士 / (我叫小红，)是程序员 → a fact: what the user does."""
+    item = _TAIL.sub("", match["item"])
+    return [say("fact_job", item, value={"job": item})] if is_occupation(item) else []
+
+
 def _text(match: re.Match[str], *, shortest: int = 2, longest: int = 80) -> str:
     text = re.sub(r"^[了吗吧哦啊好的,:\s]+", "", match["x"]).strip(" ,.;:!?。")
     return text if shortest <= len(text) <= longest else ""
@@ -292,6 +322,9 @@ def _own(name: str, build, *patterns: str) -> Rule:
     return _rule(name, build, *patterns, someone_else=_SOMEONE_ELSE)
 
 
+# The user, named, or (at the start of a clause that names nobody) the one the sentence is about:
+# 我叫小红，住在杭州，是一名护士 (Rule.someone_else vetoes it after a family member).
+SELF = r"(?:我|^)"
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
 AMOUNT = r"(?:一点点|一点|少量|一些|点)"
@@ -325,8 +358,14 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", _fact("lives"), rf"我(?:现在)?住在(?P<item>[{HAN}A-Za-z0-9]{{2,12}})", generic=True),
-    _rule("fact", _fact("works"), rf"我(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True),
+    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[{HAN}A-Za-z0-9]{{2,12}})", generic=True,
+          someone_else=_SOMEONE_ELSE),
+    _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True,
+          someone_else=_SOMEONE_ELSE),
+    _rule("fact", _name, rf"我(?:的名字|名字)?叫(?P<item>[{HAN}]{{2,6}})$", rf"我的名字是(?P<item>[{HAN}]{{2,6}})$",
+          generic=True),
+    _rule("fact", _job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,6}})$", generic=True,
+          someone_else=_SOMEONE_ELSE),
     _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
     _rule("like", _like, r"我(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{1,12})", generic=True),
     _rule("dislike", _dislike,

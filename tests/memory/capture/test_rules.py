@@ -302,3 +302,32 @@ def test_negated_flavours_and_other_peoples_tastes(text, expected):
 ])
 def test_negations_between_words_and_subjects_carried_over_clauses(text, expected):
     assert [(operation["node"].get("key", ""), operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
+# A newcomer's first message, "我叫小红，住在杭州，是一名护士", gave no memory at all: the user's own
+# name and work had no rule, and the later clauses name nobody (the sentence is about the user).
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我叫小红，住在杭州，是一名护士", ["用户叫小红", "用户住在杭州", "用户是护士"]),
+    ("我的名字是王小红", ["用户叫王小红"]),
+    ("我当老师", ["用户是老师"]),
+    ("我叫了外卖", []),
+    ("我叫外卖了", []),
+    ("我叫车", []),
+    ("我是说你不对", []),
+    ("我是一个很懒的人", []),
+    ("我老公是医生", []),
+    ("我女儿今年六岁，是小学生", []),
+    ("我妈妈来了，住在我家", []),
+    ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
+    ("Call me Al", ["User's name is Al"]),
+    ("Please call me tomorrow", []),
+    ("I'm a nurse and I love cooking", ["User is a nurse", "User likes cooking"]),
+    ("I am a software engineer", ["User is a software engineer"]),
+    ("I am not a doctor", []),
+    ("I am a terrible cook", []),
+])
+def test_the_users_own_name_and_work(text, expected):
+    operations = extract(text)
+    assert [operation["node"]["title"] for operation in operations] == expected
+    facts = [operation["node"] for operation in operations if "likes" not in operation["node"]["title"]]
+    assert all(node["type"] == "fact" and node["scope"] == "session" for node in facts)  # said in passing
