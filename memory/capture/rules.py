@@ -23,6 +23,7 @@ memory.services.proposals validates each one like an agent's proposal.
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,9 +57,13 @@ _TEMPORARY_PREFIX = {"zh": "（暂时）", "en": "(for now) "}
 SESSION, WORKSPACE, USER = "session", "workspace", "user"
 
 
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
 def prepare(text: str) -> str:
-    """NFKC (full-width → half-width, ，→ ",") and simplified characters; case is kept."""
-    return _T2S.convert(unicodedata.normalize("NFKC", text))
+    """NFKC (full-width → half-width, ，→ ","), typographic apostrophes as "'" (don’t → don't, as
+    phones type it) and simplified characters; case is kept."""
+    return _T2S.convert(unicodedata.normalize("NFKC", text).translate(_QUOTES))
 
 
 def sentences(text: str) -> list[str]:
@@ -96,10 +101,11 @@ def explicit_marker(text: str) -> str:
 def sentence_findings(sentence: str, message: str) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
-    not a note), nor be about someone else where the rule speaks of the user (Rule.someone_else,
-    read over the sentence so far, earlier clauses included)."""
+    not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
+    read over the whole sentence)."""
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []
+    readers: dict[int, Callable[[int, int], bool]] = {}
     for rule in RULES:
         units = [(0, sentence)] if rule.unit == "sentence" else _clauses(sentence)
         for offset, unit in units:
@@ -108,8 +114,11 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
                     start, end = offset + match.start(), offset + match.end()
                     if start == end or any(start < right and left < end for left, right in taken):
                         continue
-                    if rule.someone_else is not None and rule.someone_else.search(sentence[:start]):
-                        continue
+                    if rule.subjects is not None:
+                        if id(rule.subjects) not in readers:
+                            readers[id(rule.subjects)] = rule.subjects.reader(sentence)
+                        if readers[id(rule.subjects)](start, end):
+                            continue
                     findings = rule.build(match, message)
                     if findings:
                         taken.append((start, end))

@@ -13,6 +13,7 @@ weights the seed's examples use (avoid_ingredient 0.98/0.9, flavor_profile 0.95/
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -103,23 +104,68 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Subjects:
+    """Who a sentence speaks of, for the rules about the user's own tastes and health.
+
+    `others` finds a mention of someone else (我女儿, 我妈, a pet, a friend; "my husband"),
+    `user` a mention of the user (我; "I"), `lead` what may stand between the start of a clause
+    and its subject (我, 我家的). A match is about someone else when the last such mention
+    before it is in its own clause, or is the subject of an earlier clause, and the user is not
+    named between that mention and the match's end: 我女儿今年六岁，对虾过敏 is the daughter's;
+    我老公什么都能吃，我海鲜过敏 and 带女儿出去吃饭，不要放辣 are the user's. A question (a clause
+    ending in "?": 你能吃辣吗？) states no taste either. Read once per sentence; each match costs
+    two binary searches, so a long message stays linear."""
+
+    others: re.Pattern[str]
+    user: re.Pattern[str]
+    lead: re.Pattern[str]
+
+    def reader(self, sentence: str) -> Callable[[int, int], bool]:
+        """`vetoed(start, end)` for matches of `sentence`: about someone else, or asked."""
+        starts = [0] + [index + 1 for index, char in enumerate(sentence) if char == ","]
+        ends: list[int] = []  # every mention's end, in order
+        heads: list[int] = []  # the ends of mentions that are their clause's subject
+        for mention in self.others.finditer(sentence):
+            ends.append(mention.end())
+            clause = starts[bisect_right(starts, mention.start()) - 1]
+            if self.lead.fullmatch(sentence[clause: mention.start()].strip()):
+                heads.append(mention.end())
+        users = [mention.start() for mention in self.user.finditer(sentence)]
+
+        def vetoed(start: int, end: int) -> bool:
+            index = bisect_right(starts, start) - 1
+            clause_start = starts[index]
+            clause_end = starts[index + 1] - 1 if index + 1 < len(starts) else len(sentence)
+            if sentence[clause_start:clause_end].rstrip().endswith("?"):
+                return True
+            found = [ends[i - 1] for i in (bisect_right(ends, start),) if i and ends[i - 1] > clause_start]
+            found += [heads[i - 1] for i in (bisect_right(heads, start),) if i]
+            if not found:
+                return False
+            mention_end = max(found)
+            after = bisect_left(users, mention_end)
+            return not (after < len(users) and users[after] < end)
+
+        return vetoed
+
+
+@dataclass(frozen=True)
 class Rule:
     """A row of a language table: patterns (alternatives, each with the groups `build`
     reads) and `build(match, message)`, which returns the findings of one match ([] to veto
     it); `message` is the whole prepared message, for context words. A `generic` rule (plain
     likes, facts, notes) runs after every specific one, so where both match the same words the
     specific reading wins (我喜欢少油少辣 is a flavor, not a like). `unit`: matched against each
-    clause, or the whole sentence (for patterns that span a comma: 不是X，是Y). `someone_else`,
-    for a rule about the user's own tastes and health: a pattern that finds, in the sentence up
-    to the match, that someone else is who it speaks of (我女儿今年六岁，对虾过敏: the daughter's,
-    though the second clause names nobody); such a match is vetoed."""
+    clause, or the whole sentence (for patterns that span a comma: 不是X，是Y). `subjects`, for a
+    rule about the user's own tastes and health: a match about someone else, or asked, is
+    vetoed (Subjects)."""
 
     name: str
     patterns: tuple[re.Pattern[str], ...]
     build: Callable[[re.Match[str], str], list[Finding]]
     generic: bool = False
     unit: str = "clause"
-    someone_else: re.Pattern[str] | None = None
+    subjects: Subjects | None = None
 
 
 @dataclass(frozen=True)

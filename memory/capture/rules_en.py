@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+from memory.capture.rules_common import DAY, Finding, Language, Rule, Subjects, alternation, flavor_value
 
 FOOD = set(
     """cilantro coriander onion onions garlic ginger peanut peanuts nuts shellfish shrimp shrimps prawns crab lobster
@@ -148,11 +148,15 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
 
 
-# A negation a few words before the wish: "I don't really like spicy food" and "I no longer
-# want spicy food" do not want it (both were read as "prefers spicy food").
-_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|didn'?t|did not|can'?t|cannot|won'?t|will not|never"
-                      r"|no longer|not|hardly)\b(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
-_SOFTENED = re.compile(r"\b(?:really|particularly|that|too|very|much)\b", re.IGNORECASE)
+# The user's own negation right before the wish, with the words that may stand between: "I don't
+# really like spicy food" and "I no longer want spicy food" do not want it (both were read as
+# "prefers spicy food"); "Who doesn't love spicy food?" and "I don't just like it" are no negation.
+_NEGATED = re.compile(r"\bI\s+(?:really\s+|just\s+|also\s+|still\s+)?(?:don'?t|do not|can'?t|cannot|won'?t|will not"
+                      r"|never|no longer|rarely|hardly)"
+                      r"(?:\s+(?:really|particularly|much|very|too|that|want|like|love|enjoy|eat|have|handle|need|care for|"
+                      r"do|any|more|anymore))*\s*$", re.IGNORECASE)
+_SOFTENED = re.compile(r"\b(?:really|particularly|that|too|much|rarely|hardly)\b", re.IGNORECASE)
+_PAST = re.compile(r"\bused to\b|\bas a (?:kid|child)\b", re.IGNORECASE)  # "I used to love spicy food"
 
 
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
@@ -168,12 +172,16 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     if not value:
         return []
     phrases = [phrase.lower() for phrase in phrases]
+    if _PAST.search(clause[: match.start()]):
+        return []
     negation = _NEGATED.search(clause[: match.start()])
     if negation:
         if set(value.values()) != {"high"}:
             return []
-        softened = bool(_SOFTENED.search(negation.group(0)))
-        words = ("less " if softened else "no ") + ", ".join(phrases)
+        # "I don't want very spicy food" still wants some
+        softened = bool(_SOFTENED.search(negation.group(0))) or match.group(0).lower().startswith(("very", "extra"))
+        plain = [re.sub(r"^(?:very|extra)\s+", "", phrase) for phrase in phrases]
+        words = ("less " if softened else "no ") + ", ".join(plain)
         return [say("flavor", words, value=dict.fromkeys(value, "low" if softened else "none"), entities=phrases)]
     return [say("flavor", ", ".join(phrases), value=value, entities=phrases)]
 
@@ -246,6 +254,11 @@ def _job(match: re.Match[str], message: str) -> list[Finding]:
     """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
     item = " ".join(match["item"].lower().split())
     return [say("fact_job", item, value={"job": item})]
+
+
+# Who a flavour is for (rules_common.Subjects): "My kids don't want spicy food" is the kids'.
+SUBJECTS = Subjects(others=re.compile(rf"\b(?:my|our)\s+(?:{KIN})s?\b|\b(?:he|she|they)\b", re.IGNORECASE),
+                    user=re.compile(r"\bI\b|\bme\b"), lead=re.compile(r""))
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -336,7 +349,7 @@ RULES = (
           rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b"),
     _rule("diet", _diet,
           rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b"),
-    _rule("flavor", _flavor, FLAVOR_RUN),
+    _rule("flavor", _flavor, FLAVOR_RUN, subjects=SUBJECTS),
     _rule("limit", _limit,
           rf"\b(?:a little|a bit of|some|a small amount of|a touch of)\s+{ITEM}\s+(?:is|'s)\s+(?:fine|ok(?:ay)?|alright"
           r"|all right|acceptable)",

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+from memory.capture.rules_common import DAY, Finding, Language, Rule, Subjects, alternation, flavor_value
 
 HAN = r"\u4e00-\u9fff"
 STOP = r"[^,.;:!?。\s]"  # a character inside one clause
@@ -115,6 +115,11 @@ def _avoid(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
+    """我不吃香菜 → avoid 香菜; not an amount (不能吃太多肉), not a saying (不吃亏), not the past."""
+    before = match.string[: match.start()]
+    amount = match["item"].startswith(("太", "过多", "那么多", "这么多", "饱", "亏"))
+    if _PAST.search(before) or negated(before) or before.endswith(_DOUBLE) or amount:
+        return []  # (negated: 我受不了不吃辣, 我不是不吃香菜)
     return [say("avoid", item) for item in items(match["item"])]
 
 
@@ -131,25 +136,39 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
 # "医生让我别吃辣了" and "我不太能吃辣" became "prefers spicy", "我不喜欢川菜" "likes Sichuan food").
 # 没 says what happened, not what is wanted (今天没吃辣): neither a wish nor its negation.
 _BIE = r"(?<![特分区告性级类识个辨差离])别"  # 别 as "don't", not the end of 特别 (我特别喜欢吃鱼)
-_NOT = rf"(?:不|{_BIE}|甭|勿|没法|没办法|无法|禁止|避免|戒|忌)"
-_SOFT = r"(?:太|大|怎么|是很|是太|是特别|那么|很)"  # 不太能吃辣: little, not none
-_BETWEEN = r"(?:再|能|会|敢|爱|喜欢|想|要|可以|准|许|习惯|经常|常|够|了)"
+_NOT = rf"(?:不|{_BIE}|甭|勿|没法|没办法|无法|禁止|避免|戒|忌|(?<!不)怕|没有?那么|没有?这么)"
+# 不太能吃辣, 不是那么喜欢: little, not none
+_SOFT = r"(?:太|大|怎么|咋|算太|算|见得|是很|是太|是特别|特别|是那么|是非常|是真的|那么|很)"
+_BETWEEN = r"(?:再|能|会|敢|爱|喜欢|想|要|需要|可以|准|许|让我|给我|习惯|经常|常|够|了|吃|做|做得|放|加|用)"
 _NEGATED = re.compile(rf"{_NOT}(?:{_SOFT}|{_BETWEEN})*$")
-_SOFTENED = re.compile(rf"不{_SOFT}")
+_SOFTENED = re.compile(rf"不{_SOFT}|(?<![多至不])少|怕|没有?[那这]么")
+_INTENSE = ("重辣", "特辣", "多放辣")  # 吃不了特辣: less, not none
+_DOUBLE = ("不是", "并不是", "并非", "没有", "受不了")  # before a negation: 我不是不爱吃辣
+_LESS = re.compile(rf"(?<![多至不])少(?:{_SOFT}|{_BETWEEN})*$")  # 很少吃辣, 医生让我少吃辣
 _DID_NOT = re.compile(rf"没有?(?:{_SOFT}|{_BETWEEN})*$")
+_PAST = re.compile(r"以前|之前|小时候|过去|曾经|原来|那时候|当年")  # 我以前很爱吃辣，现在不行了
 
 
 def negated(before: str) -> bool:
-    """Whether the clause up to a wish ends in a negation of it (我不太能 before 吃辣)."""
-    return bool(_NEGATED.search(before))
+    """Whether the clause up to a wish ends in a negation of it (我不太能 before 吃辣), not in a
+    question of the form A不A (会不会, 是不是)."""
+    match = _NEGATED.search(before)
+    if not match:
+        return False
+    at = match.start()
+    if before[:at].endswith(_DOUBLE):
+        return False  # 我不是不爱吃辣: a double negation
+    return not (before[at] == "不" and 0 < at < len(before) - 1 and before[at - 1] == before[at + 1])
 
 
 def _wanted(build):
-    """The rule's findings only when what it reads as wanted is neither negated nor said not to
-    have happened before it (我不喜欢川菜, 今天没吃川菜)."""
+    """The rule's findings only when what it reads as wanted holds now: not negated, not said
+    not to have happened, not in the past (我不喜欢川菜, 今天没吃川菜, 我以前爱吃川菜)."""
     def checked(match: re.Match[str], message: str) -> list[Finding]:
         before = match.string[: match.start()]
-        return [] if negated(before) or _DID_NOT.search(before) else build(match, message)
+        if negated(before) or _DID_NOT.search(before) or _PAST.search(before):
+            return []
+        return build(match, message)
     checked.__doc__ = build.__doc__
     return checked
 
@@ -166,12 +185,13 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     if not value:
         return []
     before = clause[: match.start()]
-    if _DID_NOT.search(before):
+    less, negation = bool(_LESS.search(before)), negated(before)
+    if _PAST.search(before) or (_DID_NOT.search(before) and not negation):
         return []
-    if negated(before):
+    if negation or less:
         if set(value.values()) != {"high"}:
             return []
-        softened = bool(_SOFTENED.search(before))
+        softened = less or bool(_SOFTENED.search(before)) or phrases[0] in _INTENSE
         words = ("少" if softened else "不") + "".join(phrases)
         return [say("flavor", words, value=dict.fromkeys(value, "low" if softened else "none"), entities=phrases)]
     return [say("flavor", "".join(phrases), value=value, entities=phrases)]
@@ -190,9 +210,14 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
-    if "对" in match["item"] or _SOMEONE_ELSE.search(match["item"]):
+    item = match["item"]
+    if "对" in item:
         return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
-    found = items(match["item"], longest=8)
+    if not match.group(0).startswith("对") and _OTHERS.search(item):
+        return []  # 我女儿花生过敏 (but 对猫过敏 and 猫毛过敏 are the user's)
+    if re.search(r"(?:不|没|没有|不会)$", item) or item in ("有", "我有"):
+        return []  # 我不过敏, 我对花生不过敏, 我没有过敏
+    found = items(item, longest=8)
     if not found:
         return []
     if all(is_food(item) for item in found):
@@ -220,11 +245,15 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 
 KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
-# Someone else is named in the sentence before the match, and the user ("我") does not come
-# back after them: 我女儿不爱吃青菜 and 我女儿今年六岁，对虾过敏 are the daughter's (a clause that
-# names nobody goes on about the last one named), 医生让我别吃辣 and 我妈来了，我不吃香菜 the user's.
-# Rules about the user's own tastes and health carry it (Rule.someone_else).
-_SOMEONE_ELSE = re.compile(rf"(?:{KIN}|老妈|老爸|我妈|我爸|外婆|外公|奶奶|爷爷|姥姥|姥爷|朋友|同事|室友|邻居)[^我]*$")
+_OTHER_PEOPLE = ("老妈|老爸|我妈|我爸|外婆|外公|奶奶|爷爷|姥姥|姥爷|朋友|同事|室友|邻居|先生|太太|媳妇|对象|宝宝|闺女|"
+                 "婆婆|公公|岳父|岳母|丈母娘|父亲|母亲|爸妈|父母|老人|客人|家人|小孩|她们|他们|(?<![其吉])他|她")
+# A pet is someone else, 猫毛 and 热狗 are things (我对猫毛过敏, 我喜欢吃热狗).
+_OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{_OTHER_PEOPLE})(?!毛)")
+# Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
+# 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
+# 不要放辣 the user's.
+SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"),
+                    lead=re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的)?"))
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -319,21 +348,22 @@ def _rule(name: str, build, *patterns: str, **options) -> Rule:
 def _own(name: str, build, *patterns: str) -> Rule:
     """A rule about the user's own tastes or health: vetoed where the sentence speaks of a
     family member, a pet or a friend (a newcomer's "我女儿不爱吃青菜" became the user's dislike)."""
-    return _rule(name, build, *patterns, someone_else=_SOMEONE_ELSE)
+    return _rule(name, build, *patterns, subjects=SUBJECTS)
 
 
 # The user, named, or (at the start of a clause that names nobody) the one the sentence is about:
-# 我叫小红，住在杭州，是一名护士 (Rule.someone_else vetoes it after a family member).
+# 我叫小红，住在杭州，是一名护士 (Rule.subjects vetoes it after a family member).
 SELF = r"(?:我|^)"
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
 AMOUNT = r"(?:一点点|一点|少量|一些|点)"
 RULES = (
-    _own("health", _health,
+    _own("health", _wanted(_health),
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
     _own("allergy", _allergy,
-         rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏", rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏"),
+         rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏(?![性史])",
+         rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏(?![性史])"),
     _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
     _own("flavor", _flavor, FLAVOR_RUN),
     _own("limit", _wanted(_limit),
@@ -359,13 +389,13 @@ RULES = (
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
     _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[{HAN}A-Za-z0-9]{{2,12}})", generic=True,
-          someone_else=_SOMEONE_ELSE),
+          subjects=SUBJECTS),
     _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True,
-          someone_else=_SOMEONE_ELSE),
+          subjects=SUBJECTS),
     _rule("fact", _name, rf"我(?:的名字|名字)?叫(?P<item>[{HAN}]{{2,6}})$", rf"我的名字是(?P<item>[{HAN}]{{2,6}})$",
           generic=True),
     _rule("fact", _job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,6}})$", generic=True,
-          someone_else=_SOMEONE_ELSE),
+          subjects=SUBJECTS),
     _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
     _rule("like", _like, r"我(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{1,12})", generic=True),
     _rule("dislike", _dislike,
