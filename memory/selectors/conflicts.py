@@ -5,7 +5,11 @@ conflict slot (one-valued key: any value; many-valued key: the same value) but d
 owners — a session's temporary value and the user's standing one, say. The first in the
 seed's order wins (narrower scope, unexpired, stated over inferred, temporary constraint over
 long-term preference, newer, higher confidence, higher importance); the others are left out
-as `conflict_lost`. Within one owner the database already allows one active node per slot.
+as `conflict_lost`. An object value speaks only for its own fields: a session's flavor_profile
+{"spicy": "low"} does not silence the user's {"salt": "low"} (a newcomer's "以后做饭记得少放盐"
+was left out of every block of that conversation), but does silence {"spicy": "high", "salt":
+"low"} — a node is shown whole or not at all, so one that shares any field with a node before it
+loses (losers_among). Within one owner the database already allows one active node per slot.
 Nodes below the budget's minimum confidence are left out as `low_confidence`.
 """
 
@@ -46,7 +50,7 @@ def conflict_losers(
     reach_condition, reach_params = reach_sql(owner=owner, session=session, scopes=scopes or tuple(Scope.values))
     pairs = sorted({(group[2], group[3]) for group in groups})
     users, workspaces = sorted({owner.user_id, ""}), sorted({owner.workspace_id, ""})
-    names = ("id", "domain", "key", "slot", *ORDER_FIELDS)
+    names = ("id", "domain", "key", "slot", "value_json", *ORDER_FIELDS)
     using = router.db_for_read(Node)
     connection = connections[using]
     key = connection.ops.quote_name("key")
@@ -72,20 +76,52 @@ def conflict_losers(
             cursor.execute(sql, [*(value for probe in batch for value in probe), principal.team.pk, NodeStatus.ACTIVE,
                                  connection.ops.adapt_datetimefield_value(now), *reach_params])
             rivals += values_of(Node, names, cursor.fetchall(), using=using)
-    winners: dict[tuple, tuple] = {}
+    for values in rivals:
+        values["pk"] = values["id"]
+    return losers_among(rivals, nodes, now)
+
+
+def _fields(value) -> frozenset | None:
+    """The fields an object value sets (flavor_profile {"spicy": "low"} → {"spicy"}); None for
+    any other value, which stands whole."""
+    return frozenset(value) if isinstance(value, dict) and value else None
+
+
+def losers_among(rivals: Iterable[dict], nodes: Iterable[Node], now: datetime) -> dict[int, int]:
+    """{node id: winning node id} for the keyed `nodes` that lose to `rivals` (dicts of node
+    columns: pk, domain, type, key, slot, value_json and ORDER_FIELDS; every active node the
+    caller reaches in the nodes' slots). In the seed's order, a rival is kept unless a rival kept
+    before it covers the same slot: a value that is not an object covers all of it, an object
+    its own fields. A node that is no rival itself (not reached) loses to its slot's first."""
+    nodes = [node for node in nodes if node.key]
+    groups = {_group(node) for node in nodes}
+    ranked: dict[tuple, list[tuple]] = {}
     for values in rivals:
         group = (values["domain"], values["type"], values["key"], values["slot"])
-        if group not in groups:
-            continue
-        values["pk"] = values["id"]
-        rank = seed_order_key(values, now)
-        if group not in winners or rank < winners[group][0]:
-            winners[group] = (rank, values["pk"])
+        if group in groups:
+            ranked.setdefault(group, []).append((seed_order_key(values, now), values["pk"], _fields(values["value_json"])))
+    beaten: dict[int, int] = {}
+    first: dict[tuple, int] = {}
+    reached = {pk for entries in ranked.values() for _rank, pk, _fields in entries}
+    for group, entries in ranked.items():
+        kept: list[tuple[int, frozenset | None]] = []
+        for _rank, pk, fields in sorted(entries):
+            winner = next((kept_pk for kept_pk, kept_fields in kept
+                           if fields is None or kept_fields is None or fields & kept_fields), None)
+            if winner is None:
+                kept.append((pk, fields))
+            else:
+                beaten[pk] = winner
+        first[group] = kept[0][0]
     losers = {}
     for node in nodes:
-        winner = winners.get(_group(node)) if node.key else None
-        if winner is not None and winner[1] != node.pk:
-            losers[node.pk] = winner[1]
+        group = _group(node)
+        if group not in first:
+            continue
+        if node.pk in beaten:
+            losers[node.pk] = beaten[node.pk]
+        elif node.pk not in reached:
+            losers[node.pk] = first[group]
     return losers
 
 

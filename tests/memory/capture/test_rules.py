@@ -309,6 +309,8 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
 @pytest.mark.parametrize(("text", "expected"), [
     ("我叫小红，住在杭州，是一名护士", ["用户叫小红", "用户住在杭州", "用户是护士"]),
     ("我的名字是王小红", ["用户叫王小红"]),
+    ("我叫小芳，住在成都，是一名程序员。", ["用户叫小芳", "用户住在成都", "用户是程序员"]),
+    ("我是老师！", ["用户是老师"]),
     ("我当老师", ["用户是老师"]),
     ("我叫了外卖", []),
     ("我叫外卖了", []),

@@ -12,27 +12,61 @@ from django.utils import timezone
 from memory.errors import Conflict
 from memory.models import Node, NodeStatus, Scope, Session
 from memory.selectors import conflicts
-from memory.selectors.conflicts import _group, conflict_losers
+from memory.selectors.conflicts import conflict_losers, losers_among
 from memory.selectors.nodes import Owner, reach
 from memory.selectors.ordering import seed_order_key
 from tests.helpers import append, make_node
 
 
 def losers_by_orm(principal, nodes, owner, session, now, scopes=()) -> dict[int, int]:
-    groups = {_group(node) for node in nodes if node.key}
+    """The rivals read with the ORM, weighed as the statement's are (losers_among)."""
     rivals = (Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE)
               .filter(reach(owner=owner, session=session, scopes=scopes or tuple(Scope.values)))
               .exclude(expires_at__lte=now))
-    winners: dict[tuple, tuple] = {}
-    for rival in rivals:
-        group = _group(rival)
-        if group in groups:
-            values = {"pk": rival.pk, **{field.attname: getattr(rival, field.attname) for field in Node._meta.fields}}
-            rank = seed_order_key(values, now)
-            if group not in winners or rank < winners[group][0]:
-                winners[group] = (rank, rival.pk)
-    return {node.pk: winners[_group(node)][1] for node in nodes
-            if node.key and winners.get(_group(node)) and winners[_group(node)][1] != node.pk}
+    return losers_among([{"pk": rival.pk, **{field.attname: getattr(rival, field.attname) for field in Node._meta.fields}}
+                         for rival in rivals], nodes, now)
+
+
+def test_without_object_values_the_first_in_the_seed_order_wins_its_slot(principal):
+    """The plain rule, computed here on its own: one winner a slot."""
+    append(principal, "hi", session_id="s1", user_id="u1", workspace_id="w1")
+    user = make_node(principal, scope="user", user_id="u1", type="constraint", key="editor", cardinality="one",
+                     title="editor user", value_json="vim")
+    session = make_node(principal, scope="session", session_id="s1", user_id="u1", workspace_id="w1",
+                        type="constraint", key="editor", cardinality="one", title="editor session", value_json="emacs")
+    now = timezone.now()
+    nodes = [user, session]
+    rivals = [{"pk": node.pk, **{field.attname: getattr(node, field.attname) for field in Node._meta.fields}}
+              for node in nodes]
+    assert sorted(nodes, key=lambda node: seed_order_key(rivals[nodes.index(node)], now))[0] == session
+    assert losers_among(rivals, nodes, now) == {user.pk: session.pk}
+
+
+def test_an_object_value_silences_only_the_nodes_that_share_one_of_its_fields(principal):
+    """A session's {"spicy": "low"} and the user's {"salt": "low"} are both shown; a workspace's
+    {"spicy": "high", "oil": "low"} shares spicy with the session's and is left out whole; a
+    value that is no object silences every later one."""
+    append(principal, "hi", session_id="s1", user_id="u1", workspace_id="w1")
+    flavor = dict(type="preference", key="flavor_profile", cardinality="one")
+    session = make_node(principal, scope="session", session_id="s1", user_id="u1", workspace_id="w1",
+                        title="少辣", value_json={"spicy": "low"}, **flavor)
+    workspace = make_node(principal, scope="workspace", workspace_id="w1", user_id="", title="重辣少油",
+                          value_json={"spicy": "high", "oil": "low"}, **flavor)
+    user = make_node(principal, scope="user", user_id="u1", title="少盐", value_json={"salt": "low"}, **flavor)
+    nodes = [session, workspace, user]
+    owner, conversation = Owner(user_id="u1", workspace_id="w1"), Session.objects.get(external_id="s1")
+    now = timezone.now()
+    assert conflict_losers(principal=principal, nodes=nodes, owner=owner, session=conversation, now=now) == {
+        workspace.pk: session.pk}
+    assert losers_by_orm(principal, nodes, owner, conversation, now) == {workspace.pk: session.pk}
+    # Outside the conversation the workspace's value comes first and the user's {"salt"} still
+    # shares nothing with it (the session's node, out of reach, loses to the slot's first).
+    assert conflict_losers(principal=principal, nodes=nodes, owner=owner, session=None, now=now) == {
+        session.pk: workspace.pk}
+    Node.objects.filter(pk=session.pk).update(value_json="少辣")  # no object: it stands for the whole slot
+    nodes = list(Node.objects.filter(pk__in=[node.pk for node in nodes]))
+    assert conflict_losers(principal=principal, nodes=nodes, owner=owner, session=conversation, now=now) == {
+        workspace.pk: session.pk, user.pk: session.pk}
 
 
 def test_the_statement_finds_the_losers_the_orm_finds(principal, admin_principal, other_principal):

@@ -268,6 +268,21 @@ def test_a_session_value_of_a_key_wins_over_the_users_and_the_loser_is_omitted(p
     assert today.pk in context.used_memory_ids and flavor.pk not in context.used_memory_ids
 
 
+def test_a_session_flavour_leaves_the_users_flavour_of_other_fields_in_the_block(principal):
+    """A newcomer's conversation: "我不太能吃辣" (session, {"spicy": "low"}) had left the user's
+    "以后做饭记得少放盐" ({"salt": "low"}) out of every block as conflict_lost."""
+    append(principal, "我不太能吃辣", session_id="cook-1", user_id="xiaoming", workspace_id="home")
+    spicy = make_node(principal, scope="session", session_id="cook-1", user_id="xiaoming", workspace_id="home",
+                      domain="生活技能", type="preference", key="flavor_profile", value_json={"spicy": "low"},
+                      title="用户偏好少吃辣", content="推荐菜谱时优先少吃辣。")
+    salt = make_node(principal, user_id="xiaoming", domain="生活技能", type="preference", key="flavor_profile",
+                     value_json={"salt": "low"}, title="用户偏好少放盐", content="推荐菜谱时优先少放盐。")
+    context = build(principal, "今晚吃什么")
+    assert "推荐菜谱时优先少吃辣。" in context.block and "推荐菜谱时优先少放盐。" in context.block
+    assert {spicy.pk, salt.pk} <= set(context.used_memory_ids)
+    assert not [item for item in context.omitted if item.reason == "conflict_lost"]
+
+
 def test_the_seed_example_constraint_and_preference_both_come_back_constraint_first(principal):
     append(principal, "今天胃不舒服", session_id="cook-1", user_id="xiaoming", workspace_id="home")
     likes = make_node(principal, **COOKING, key="preferred_cuisine", value_json="川菜", title="喜欢川菜",
