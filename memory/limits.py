@@ -28,6 +28,9 @@ NODE_VALUE_JSON_MAX = 8_000  # serialized characters
 NODE_LIST_ITEMS_MAX = 32  # tags, entities, category path levels
 NODE_LIST_ITEM_MAX = 64
 NODE_SOURCES_MAX = 100
+# A constraint at least this important goes into a tight block first (an allergy); a constraint
+# proposed without an importance gets it (memory.services.proposals).
+CRITICAL_IMPORTANCE = 0.9
 REASON_MAX = 1_000
 EXTRACTION_OPERATIONS_MAX = 100  # proposals in one POST /memory/extractions batch
 

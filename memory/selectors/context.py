@@ -49,6 +49,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
+from memory import limits
 from memory.models import NodeType, Retrieval, Session
 from memory.ops.metrics import context_observe
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
@@ -189,11 +190,9 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     return [item for item in defaults if keep(item)], [item for item in hits if keep(item)]
 
 
-CRITICAL_IMPORTANCE = 0.9
-
-
 def _critical(item: Item) -> bool:
-    return item.kind == "node" and item.obj.type == NodeType.CONSTRAINT and item.obj.importance >= CRITICAL_IMPORTANCE
+    return (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
+            and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
 
 
 def _share(item: Item) -> str:
@@ -236,7 +235,7 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
         return False
 
     window_closed = False
-    # A constraint the user must not be without (an allergy; importance ≥ CRITICAL_IMPORTANCE)
+    # A constraint the user must not be without (an allergy; importance ≥ limits.CRITICAL_IMPORTANCE)
     # goes in first, whatever its section's share: under a budget of 60 characters a newcomer's
     # block held a session note and left the anaphylaxis out.
     for item in candidates:

@@ -189,8 +189,11 @@ def node_get(*, principal: Principal, node_id: int) -> Node:
 def node_of_owner(*, principal: Principal, node_id: int, owner: Owner) -> Node:
     """node_get, when the node is within the reach of the user, workspace and session `owner`
     names (any node of the team when it names none), as memory_forget reads a node by id: an
-    agent naming one end user cannot read or change another's memory by its id (R-TEN).
-    Raises NotFound."""
+    agent naming one end user cannot read or change another's memory by its id (R-TEN). A
+    workspace named outside the key's limit is refused, as every other call refuses it.
+    Raises AccessDenied, NotFound."""
+    if owner.workspace_id:
+        principal.check_workspace(owner.workspace_id)
     node = node_get(principal=principal, node_id=node_id)
     if owner.user_id or owner.workspace_id or owner.session_id:
         session = owner_session(principal=principal, owner=owner)

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.principal import AccessDenied, Principal
+from memory import limits
 from memory.errors import InvalidInput, MemoryError
 from memory.models import Node, NodeStatus, NodeType, Scope
 from memory.selectors.nodes import Owner, node_get, node_of_owner
@@ -171,6 +172,11 @@ def _normalised_input(principal: Principal, proposal: Proposal, fields: dict[str
     known = set(NodeInput.__dataclass_fields__) - {"explicit", "cardinality"}
     owner = {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id}
     values = {**owner, **{name: value for name, value in normalized.node.items() if name in known}}
+    if values.get("type") == NodeType.CONSTRAINT:
+        # A constraint said without an importance is one to respect (an allergy): it goes into a
+        # tight block first (limits.CRITICAL_IMPORTANCE); a newcomer's allergy proposed without
+        # one was injected third, behind two likes.
+        values.setdefault("importance", limits.CRITICAL_IMPORTANCE)
     data = validate_node_input(NodeInput(**values, explicit=proposal.explicit_user_intent,
                                          cardinality=normalized.cardinality))
     if data.expires_at is not None and data.expires_at <= timezone.now():

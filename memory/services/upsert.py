@@ -111,6 +111,11 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
     if holder is not None and is_identical(holder, data):
         cited = cite_again(principal, holder, data, reason=reason)
         changes = descriptive_changes(holder, data)
+        # Saying it again is no reason to trust it less or weigh it less (an agent's repeat of
+        # capture's allergy, without an importance, had lowered it from 0.95 to 0.5); an update
+        # operation still sets any value.
+        changes = {name: value for name, value in changes.items()
+                   if name not in ("confidence", "importance") or value > getattr(holder, name)}
         if changes and principal.role == CAPTURE_ROLE and _written_by_others(holder):
             changes = {}
         if not changes:

@@ -253,3 +253,17 @@ def test_the_bearer_scheme_name_is_case_insensitive(agent_key):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"bearer {agent_key[1]}")
     assert client.get(reverse("api-nodes")).status_code == 200
+
+
+def test_memory_get_naming_a_workspace_outside_the_keys_limit_is_refused(team, principal):
+    """A newcomer's key limited to "home" read a user's memory with workspace_id "school" by its
+    id (200), where search, context and forget said 403; user memory it still reads naming its
+    own workspace, as it follows the user across workspaces."""
+    node = make_node(principal, scope="user", user_id="bart", type="constraint", title="对花生过敏")
+    client = key_client(agent_key_create(team=team, name="home only", workspace_ids=["home"])[1])
+    refused = client.post(reverse("api-memory-get"), {"workspace_id": "school", "user_id": "bart", "id": node.pk},
+                          format="json")
+    assert refused.status_code == 403 and "school" in refused.json()["error"]["message"]
+    allowed = client.post(reverse("api-memory-get"), {"workspace_id": "home", "user_id": "bart", "id": node.pk},
+                          format="json")
+    assert allowed.status_code == 200 and allowed.json()["title"] == "对花生过敏"

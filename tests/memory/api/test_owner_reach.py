@@ -6,7 +6,7 @@ it, when the request named someone else."""
 import pytest
 
 from memory.models import Node
-from tests.helpers import make_node
+from tests.helpers import append, make_node
 
 LIU = {"workspace_id": "home", "user_id": "liu", "session_id": "s-liu"}
 MALLORY = {"workspace_id": "other", "user_id": "mallory", "session_id": "x"}
@@ -50,3 +50,26 @@ def test_memory_get_by_id_keeps_to_the_named_owner(agent_client, allergy):
     mine = agent_client.post("/api/v1/memory/get", {**LIU, "id": allergy.pk}, format="json")
     assert mine.status_code == 200 and mine.json()["title"] == "用户对虾过敏"
     assert agent_client.post("/api/v1/memory/get", {"id": allergy.pk}, format="json").status_code == 200
+
+
+def test_a_constraint_proposed_without_an_importance_is_critical_and_a_repeat_never_lowers_one(agent_client,
+                                                                                                   principal):
+    """A newcomer's allergy, proposed without an importance, was stored at 0.5 and injected third,
+    behind two likes; proposing capture's 0.95 allergy again without one had lowered it to 0.5."""
+    said, = append(principal, "记住，我对花生过敏，我喜欢芒果", **LIU)
+
+    def propose(node):
+        return agent_client.post("/api/v1/memory/propose", {
+            **LIU, "operation": "create", "explicit_user_intent": True, "reason": "r",
+            "node": {"scope": "user", "source_message_ids": [said.pk], **node}}, format="json").json()
+    allergy = propose({"type": "constraint", "key": "allergy", "domain": "生活技能", "value_json": "花生",
+                       "title": "用户对花生过敏"})
+    assert allergy["accepted"] is True and Node.objects.get(pk=allergy["node"]["id"]).importance == 0.9
+    liked = propose({"type": "preference", "title": "用户喜欢芒果"})
+    assert Node.objects.get(pk=liked["node"]["id"]).importance == 0.5
+    Node.objects.filter(pk=allergy["node"]["id"]).update(importance=0.95, confidence=0.98)
+    again = propose({"type": "constraint", "key": "allergy", "domain": "生活技能", "value_json": "花生",
+                     "title": "用户对花生过敏", "importance": 0.3, "confidence": 0.5})
+    assert again["node"]["id"] == allergy["node"]["id"]
+    node = Node.objects.get(pk=allergy["node"]["id"])
+    assert (node.importance, node.confidence) == (0.95, 0.98)

@@ -21,7 +21,7 @@ from tests.helpers import append
 
 def note(*sources: int, title: str = "用户对芒果过敏") -> NodeInput:
     return NodeInput(scope="user", user_id="u1", workspace_id="w1", type="constraint", title=title,
-                     source_message_ids=sources)
+                     importance=0.9, source_message_ids=sources)  # as a proposal without one gets it
 
 
 def cited(node: Node) -> list[int]:
