@@ -113,6 +113,9 @@ class Message(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     occurred_at = models.DateTimeField(null=True, blank=True)
+    # When a memory taken from this turn was forgotten: the turn is not recalled as an earlier
+    # message any more (memory.services.nodes.node_delete; the conversation itself keeps it).
+    memory_forgotten_at = models.DateTimeField(null=True, blank=True)
     search_tokens = SearchTokensField(blank=True, default="")
 
     objects = TeamScopedManager()

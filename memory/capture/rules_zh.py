@@ -354,6 +354,7 @@ def _own(name: str, build, *patterns: str) -> Rule:
 # The user, named, or (at the start of a clause that names nobody) the one the sentence is about:
 # 我叫小红，住在杭州，是一名护士 (Rule.subjects vetoes it after a family member).
 SELF = r"(?:我|^)"
+_NOW = r"(?:现在|已经|如今|再也|从来)?"  # 我现在不喜欢芒果冰淇淋了
 CLAUSE_END = r"(?=[。.!?;~\s]*$)"  # the rest of the clause is its end mark (是一名程序员。)
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
@@ -398,10 +399,11 @@ RULES = (
     _rule("fact", _job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,6}}){CLAUSE_END}",
           generic=True, subjects=SUBJECTS),
     _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
-    _rule("like", _like, r"我(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{1,12})", generic=True),
-    _rule("dislike", _dislike,
-          rf"我(?:很|非常|特别|真的|也|最|其实|一点都|一点也)?(?:不{_SOFT}?(?:喜欢|爱)|讨厌|受不了)(?P<item>[^,。!?;]{{1,12}})",
+    _rule("like", _like, rf"我{_NOW}(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{{1,12}})",
           generic=True),
+    _rule("dislike", _dislike,
+          rf"我{_NOW}(?:很|非常|特别|真的|也|最|其实|一点都|一点也)?(?:不{_SOFT}?(?:喜欢|爱)|讨厌|受不了)"
+          rf"(?P<item>[^,。!?;]{{1,12}})", generic=True),
     _rule("note", _note,
           r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来|记下|记着)(?:吧)?[,:]?\s*(?P<x>[^。!?;]{2,120})",
           generic=True, unit="sentence"),

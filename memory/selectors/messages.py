@@ -179,7 +179,8 @@ def messages_search(
                                                                      if message.role == MessageRole.USER])
         for item in chunk:
             message = found.get(item.pk)
-            if message is None or message.role == MessageRole.SYSTEM or item.pk in corrected:
+            if (message is None or message.role == MessageRole.SYSTEM or item.pk in corrected
+                    or message.memory_forgotten_at is not None):  # it says what was forgotten
                 continue
             text = normalize(message.content)
             if text in seen:

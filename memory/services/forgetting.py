@@ -35,7 +35,14 @@ from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session,
 from memory.services.audit import MERGED_EVENT, audit_merged_into, audit_record
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
-from memory.services.nodes import node_delete, node_for_write, supersede_input, supersede_locked, validate_node_input
+from memory.services.nodes import (
+    node_delete,
+    node_for_write,
+    recall_sources_again,
+    supersede_input,
+    supersede_locked,
+    validate_node_input,
+)
 from memory.services.schema import schema_terms
 from memory.validation import clean_text
 
@@ -206,8 +213,9 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
         node.updated_at = timezone.now()
         node.version += 1
         node.save(update_fields=["status", "updated_at", "version"])
+        recalled = recall_sources_again(principal=principal, node=node)
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
-                     payload={"previous_status": NodeStatus.DELETED})
+                     payload={"previous_status": NodeStatus.DELETED, "recalled_messages": recalled})
     return node
 
 
@@ -218,8 +226,10 @@ def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> No
     node.updated_at = timezone.now()
     node.version += 1
     node.save(update_fields=["status", "updated_at", "version"])
+    recalled = recall_sources_again(principal=principal, node=node)
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
-                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED})
+                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
+                          "recalled_messages": recalled})
     return node
 
 

@@ -396,6 +396,10 @@ def node_delete(
     hard: the row, its source links and its keyword-index entry are removed and its content
     is redacted from earlier audit payloads and its line from every profile version; one
     audit event records who, when and why.
+    Either way the messages it was taken from are no longer recalled as earlier messages
+    (Message.memory_forgotten_at): the turn says what was forgotten (a newcomer forgot an
+    allergy and the next conversation's block still quoted "…我对花生过敏"). The audit event
+    counts them (`hidden_messages`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -404,21 +408,41 @@ def node_delete(
     with transaction.atomic():
         node = node_for_write(principal=principal, node_id=node_id, workspace_id=workspace_id)
         previous = node.status
+        now = timezone.now()
         if mode == "soft":
             if previous == NodeStatus.DELETED:
                 raise Conflict(f"node {node_id} is already deleted")
             node.status = NodeStatus.DELETED
-            node.updated_at = timezone.now()
+            node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
+            hidden = _hide_sources(principal, node, now)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
-                         payload={"mode": "soft", "previous_status": previous})
+                         payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
+        hidden = _hide_sources(principal, node, now)
         redacted = audit_redact_node(principal=principal, node_id=node.pk)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
         audit_record(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
             workspace_id=workspace, user_id=user, reason=reason,
-            payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted},
+            payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
+                     "hidden_messages": hidden},
         )
+
+
+def _hide_sources(principal: Principal, node: Node, now) -> int:
+    """Mark the messages `node` was taken from as no longer recalled; returns how many."""
+    sources = NodeSource.objects.filter(node=node).values("message_id")
+    return Message.objects.filter(team=principal.team, pk__in=sources, memory_forgotten_at__isnull=True).update(
+        memory_forgotten_at=now)
+
+
+def recall_sources_again(*, principal: Principal, node: Node) -> int:
+    """After `node` is restored: its messages are recalled again, but those another forgotten
+    (deleted) node was also taken from. Returns how many."""
+    sources = list(NodeSource.objects.filter(node=node).values_list("message_id", flat=True))
+    others = NodeSource.objects.filter(message_id__in=sources, node__status=NodeStatus.DELETED).exclude(node=node)
+    return Message.objects.filter(team=principal.team, pk__in=sources, memory_forgotten_at__isnull=False).exclude(
+        pk__in=others.values("message_id")).update(memory_forgotten_at=None)

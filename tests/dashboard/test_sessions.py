@@ -262,3 +262,13 @@ def test_a_session_page_links_to_its_users_memories_and_to_the_preview_of_its_ne
             '&amp;session_id=%E5%81%9A%E9%A5%AD-1">') in html
     Session.objects.filter(pk=session.pk).update(deleted_at=session.created_at)
     assert 'class="preview-link"' not in viewer_client.get(page_url(session)).content.decode()
+
+
+def test_a_turn_whose_memory_was_forgotten_is_marked_not_recalled(viewer_client, principal):
+    from memory.services.nodes import node_delete
+
+    session, messages = conversation(principal, "chat-f", 2, text="我对花生过敏 {n}")
+    node = make_node(principal, title="用户对花生过敏", source_message_ids=[messages[0].pk])
+    node_delete(principal=principal, node_id=node.pk, mode="soft", reason="the user asked")
+    html = viewer_client.get(page_url(session)).content.decode()
+    assert html.count("not recalled") == 1 and "context calls no longer recall it" in html

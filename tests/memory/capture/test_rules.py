@@ -378,6 +378,7 @@ def test_the_users_own_name_and_work(text, expected):
     ("我没那么能吃辣了", [("flavor_profile", {"spicy": "low"})]),
     ("我吃不了特辣", [("flavor_profile", {"spicy": "low"})]),
     ("我不是不爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("我现在不喜欢芒果冰淇淋了", [("", "芒果冰淇淋")]),  # a newcomer's correction had given nothing
 ])
 def test_a_second_review_of_negations_questions_and_other_people(text, expected):
     assert [(operation["node"].get("key", ""), operation["node"]["value_json"]) for operation in extract(text)] == expected

@@ -196,6 +196,6 @@ def test_a_deleted_memory_that_a_newer_version_replaced_comes_back_superseded(pr
     assert (restored.pk, restored.status) == (berlin.pk, "superseded")
     assert list(Node.objects.filter(user_id="bob", status="active").values_list("pk", flat=True)) == [lisbon.pk]
     event = AuditEvent.objects.get(event_type="memory.node.restored", node_id=berlin.pk)
-    assert event.payload == {"previous_status": "deleted", "status": "superseded"}
+    assert event.payload == {"previous_status": "deleted", "status": "superseded", "recalled_messages": 0}
     again = node_restore(principal=principal, node_id=berlin.pk, reason="Berlin after all")  # now a plain restore
     assert again.value_json == "Berlin" and again.status == "active" and again.supersedes_id == lisbon.pk
