@@ -1,5 +1,6 @@
 """Audit events, written by services inside the transaction of the change they record (R-STORE)."""
 
+import re
 from typing import Any
 
 from django.db import transaction
@@ -77,26 +78,73 @@ def audit_record(
     )
 
 
-def audit_redact_node(*, principal: Principal, node_id: int) -> int:
-    """Remove what a node remembered from its earlier audit payloads; returns rows changed.
+FORGOTTEN = "[forgotten]"
 
-    The events stay (who, when, why, which status), the content goes (R-STORE hard delete).
+
+def node_words(node: Node) -> list[str]:
+    """What a node says, normalised (memory.search.text.normalize), for finding it quoted in a
+    reason: its title, content, string values, entities and tags of two characters or more."""
+    from memory.search.text import normalize
+
+    texts = [node.title, node.content, *node.entities, *node.tags]
+    values = [node.value_json]
+    while values:
+        value = values.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            values.extend(value.values())
+        elif isinstance(value, list):
+            values.extend(value)
+    return sorted({text for text in (normalize(text).strip() for text in texts if text) if len(text) >= 2})
+
+
+def quotes(reason: str, words: list[str]) -> bool:
+    """Whether `reason` says any of `words` (node_words): a Chinese word anywhere in it, a Latin
+    one as whole words ("ai" is not quoted by "said")."""
+    from memory.search.text import normalize
+
+    said = normalize(reason)
+    if not said:
+        return False
+    for word in words:
+        if re.search(r"[^\x00-\u024f]", word):
+            if word in said:
+                return True
+        elif re.search(rf"(?<!\w){re.escape(word)}(?!\w)", said):
+            return True
+    return False
+
+
+def audit_redact_node(*, principal: Principal, node_id: int, words: list[str] = ()) -> int:
+    """Remove what a node remembered from its earlier audit payloads, and the reasons that quote
+    it (`words`: node_words; an agent's "用户说对花生过敏" stayed after a hard forget); returns
+    rows changed.
+
+    The events stay (who, when, which status, and why unless the why says what was forgotten),
+    the content goes (R-STORE hard delete).
     """
     changed = 0
-    for event in AuditEvent.objects.filter(team=principal.team, node_id=node_id, payload__isnull=False):
-        payload = dict(event.payload)
+    for event in AuditEvent.objects.filter(team=principal.team, node_id=node_id):
+        payload = dict(event.payload or {})
         redacted = False
         for section in ("node", "before", "after", "changes"):
             part = payload.get(section)
             if isinstance(part, dict):
                 for field in CONTENT_FIELDS:
                     if field in part:
-                        part[field] = "[forgotten]"
+                        part[field] = FORGOTTEN
                         redacted = True
+        fields = []
         if redacted:
             payload["redacted"] = True
             event.payload = payload
-            event.save(update_fields=["payload"])
+            fields.append("payload")
+        if words and quotes(event.reason, words):
+            event.reason = FORGOTTEN
+            fields.append("reason")
+        if fields:
+            event.save(update_fields=fields)
             changed += 1
     return changed
 

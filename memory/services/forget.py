@@ -64,7 +64,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.kpi_models import RetrievalFeedback
 from memory.models import Message, Node, NodeSource, NodeStatus, Retrieval, Scope, Session, Summary
-from memory.services.audit import audit_record, audit_redact_node
+from memory.services.audit import audit_record, audit_redact_node, node_words
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.profiles import profile_forget_nodes
 from memory.services.sessions import SessionRef
@@ -201,7 +201,8 @@ def _hard(
     counts["source_links"] = NodeSource.objects.filter(message__session=session, node__team=team).count()
     counts["retrievals_redacted"] = _redact_retrievals(principal, session, set(message_ids))
     for node in nodes:
-        counts["audit_events_redacted"] += audit_redact_node(principal=principal, node_id=node.pk)
+        counts["audit_events_redacted"] += audit_redact_node(principal=principal, node_id=node.pk,
+                                                             words=node_words(node))
     profile_forget_nodes(team=team, node_ids=[node.pk for node in nodes], principal=principal)
     Node.objects.filter(team=team, pk__in=[node.pk for node in nodes]).delete()
     for node in nodes:

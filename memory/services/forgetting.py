@@ -32,7 +32,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
-from memory.services.audit import MERGED_EVENT, audit_merged_into, audit_record
+from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, quotes
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import (
@@ -162,13 +162,17 @@ def memory_forget(
             return ForgetResult(mode=mode, requires_confirmation=True, candidates=shown, candidate_count=len(ids),
                                 message=f"{len(ids)} {'memory' if len(ids) == 1 else 'memories'} would be forgotten "
                                         f"({mode}); repeat with confirm=true")
+        words: list[str] = []
         if mode == "hard":
             idempotency_forget_answers(team=principal.team)
+            for node in Node.objects.filter(team=principal.team, pk__in=ids):
+                words += node_words(node)  # the forget's own reason may quote them too
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
                         workspace_id=selector.owner.workspace_id)
         if ids:
-            audit_record(principal=principal, event_type="memory.forget", reason=reason,
+            audit_record(principal=principal, event_type="memory.forget",
+                         reason=FORGOTTEN if words and quotes(reason, words) else reason,
                          workspace_id=selector.owner.workspace_id, user_id=selector.owner.user_id,
                          payload={"mode": mode, "count": len(ids), "node_ids": ids,
                                   "by": "id" if selector.node_id is not None else "selector"})

@@ -14,7 +14,7 @@ from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
-from memory.services.audit import audit_record, audit_redact_node, node_snapshot
+from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, quotes
 from memory.services.embeddings import embeddings_drop, embeddings_schedule
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
@@ -421,12 +421,13 @@ def node_delete(
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         hidden = _hide_sources(principal, node, now)
-        redacted = audit_redact_node(principal=principal, node_id=node.pk)
+        words = node_words(node)
+        redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
         audit_record(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
-            workspace_id=workspace, user_id=user, reason=reason,
+            workspace_id=workspace, user_id=user, reason=FORGOTTEN if quotes(reason, words) else reason,
             payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
                      "hidden_messages": hidden},
         )

@@ -71,3 +71,23 @@ def test_an_agents_delete_through_a_proposal_hides_the_turn_too(principal, said)
         operation="delete", target_id=allergy, node={}, reason="r", explicit_user_intent=True, **OLD))
     assert result.accepted
     assert "花生" not in build(principal, QUESTION, owner=NEW).block
+
+
+def test_a_hard_forget_redacts_the_reasons_that_quote_the_memory(principal):
+    """Audit reasons are free text: an agent's "用户说自己对花生过敏" kept the forgotten words
+    after a hard forget. Reasons that quote the memory's words go; the others stay."""
+    said, = append(principal, "我对花生过敏，吃了会休克", **OLD)
+    node_id = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="用户说自己对花生过敏", **OLD,
+        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生", "AI"],
+              "source_message_ids": [said.pk]})).node_id
+    proposal_apply(principal=principal, proposal=Proposal(
+        operation="update", target_id=node_id, explicit_user_intent=True, reason="said it again", **OLD,
+        node={"content": "吃了会休克"}))
+    memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OLD), node_id=node_id), mode="hard",
+                  reason="the user asked to forget the 花生 allergy", confirm=True)
+    reasons = {event.event_type: event.reason for event in AuditEvent.objects.filter(team=principal.team)}
+    assert reasons["memory.node.created"] == "[forgotten]"
+    assert reasons["memory.node.updated"] == "said it again"  # says nothing of it ("ai" is no word of "said")
+    assert reasons["memory.forget"] == "[forgotten]" and reasons["memory.node.hard_deleted"] == "[forgotten]"
+    assert not AuditEvent.objects.filter(team=principal.team, reason__contains="花生").exists()
