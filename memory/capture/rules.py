@@ -23,6 +23,7 @@ memory.services.proposals validates each one like an agent's proposal.
 
 import re
 import unicodedata
+from bisect import bisect_left, insort
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -60,10 +61,15 @@ SESSION, WORKSPACE, USER = "session", "workspace", "user"
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def prepare(text: str) -> str:
     """NFKC (full-width → half-width, ，→ ","), typographic apostrophes as "'" (don’t → don't, as
-    phones type it) and simplified characters; case is kept."""
-    return _T2S.convert(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    phones type it) and simplified characters; case is kept. A lone surrogate (JSON "\\ud800"
+    parses to one) becomes U+FFFD: the converter cannot encode it."""
+    text = _SURROGATE.sub("\ufffd", unicodedata.normalize("NFKC", text))
+    return _T2S.convert(text.translate(_QUOTES))
 
 
 def sentences(text: str) -> list[str]:
@@ -104,15 +110,21 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence)."""
     found: list[tuple[int, Finding]] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # the spans of the findings so far, in order (they never overlap)
     readers: dict[int, Callable[[int, int], bool]] = {}
+    clauses = _clauses(sentence)
+
+    def overlaps(start: int, end: int) -> bool:
+        at = bisect_left(taken, (start, start))
+        return (at < len(taken) and taken[at][0] < end) or (at > 0 and taken[at - 1][1] > start)
+
     for rule in RULES:
-        units = [(0, sentence)] if rule.unit == "sentence" else _clauses(sentence)
+        units = [(0, sentence)] if rule.unit == "sentence" else clauses
         for offset, unit in units:
             for pattern in rule.patterns:
                 for match in pattern.finditer(unit):
                     start, end = offset + match.start(), offset + match.end()
-                    if start == end or any(start < right and left < end for left, right in taken):
+                    if start == end or overlaps(start, end):
                         continue
                     if rule.subjects is not None:
                         if id(rule.subjects) not in readers:
@@ -121,7 +133,7 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
                             continue
                     findings = rule.build(match, message)
                     if findings:
-                        taken.append((start, end))
+                        insort(taken, (start, end))
                         found += [(start, replace(finding, rule=rule.name)) for finding in findings]
     return [finding for _, finding in sorted(found, key=lambda pair: pair[0])]
 

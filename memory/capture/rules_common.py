@@ -113,31 +113,59 @@ class Subjects:
     before it is in its own clause, or is the subject of an earlier clause, and the user is not
     named between that mention and the match's end: 我女儿今年六岁，对虾过敏 is the daughter's;
     我老公什么都能吃，我海鲜过敏 and 带女儿出去吃饭，不要放辣 are the user's. A question (a clause
-    ending in "?": 你能吃辣吗？) states no taste either. Read once per sentence; each match costs
-    two binary searches, so a long message stays linear."""
+    ending in "?": 你能吃辣吗？, or one `asking` finds: 谁不爱吃辣呢) states no taste either.
+
+    With `topic_user` (facts: 住在杭州, 是一名护士 carried from 我叫小红), a match that begins its
+    clause without naming the user is the user's only when the nearest earlier clause with a
+    subject has the user as it: 我叫小红，住在杭州 but not 我老公比我大五岁，是医生, nor a
+    sentence's first clause (住在楼下的邻居对猫过敏).
+
+    Read once per sentence; each match costs a few binary searches, so a long message stays
+    linear."""
 
     others: re.Pattern[str]
     user: re.Pattern[str]
     lead: re.Pattern[str]
+    asking: re.Pattern[str] | None = None
+    topic_user: bool = False
 
     def reader(self, sentence: str) -> Callable[[int, int], bool]:
         """`vetoed(start, end)` for matches of `sentence`: about someone else, or asked."""
         starts = [0] + [index + 1 for index, char in enumerate(sentence) if char == ","]
         ends: list[int] = []  # every mention's end, in order
         heads: list[int] = []  # the ends of mentions that are their clause's subject
+        subject = [""] * len(starts)  # per clause: "other", "user" or "" (names nobody first)
         for mention in self.others.finditer(sentence):
             ends.append(mention.end())
-            clause = starts[bisect_right(starts, mention.start()) - 1]
-            if self.lead.fullmatch(sentence[clause: mention.start()].strip()):
+            index = bisect_right(starts, mention.start()) - 1
+            if self.lead.fullmatch(sentence[starts[index]: mention.start()].strip()):
                 heads.append(mention.end())
+                subject[index] = "other"
         users = [mention.start() for mention in self.user.finditer(sentence)]
+        earlier = [""] * len(starts)  # the subject of the nearest earlier clause that has one
+        firsts = []  # where each clause's words begin
+        for index, clause_start in enumerate(starts):
+            while clause_start < len(sentence) and sentence[clause_start].isspace():
+                clause_start += 1
+            firsts.append(clause_start)
+            if not subject[index] and self.user.match(sentence, clause_start):
+                subject[index] = "user"
+            if index + 1 < len(starts):
+                earlier[index + 1] = subject[index] or earlier[index]
+
+        asked = []  # per clause: a question
+        for index, clause_start in enumerate(starts):
+            clause = sentence[clause_start: starts[index + 1] - 1 if index + 1 < len(starts) else len(sentence)]
+            asked.append(clause.rstrip().endswith("?") or (self.asking is not None and bool(self.asking.search(clause))))
 
         def vetoed(start: int, end: int) -> bool:
             index = bisect_right(starts, start) - 1
             clause_start = starts[index]
-            clause_end = starts[index + 1] - 1 if index + 1 < len(starts) else len(sentence)
-            if sentence[clause_start:clause_end].rstrip().endswith("?"):
+            if asked[index]:
                 return True
+            if self.topic_user and start == firsts[index]:
+                if not self.user.match(sentence, start) and earlier[index] != "user":
+                    return True
             found = [ends[i - 1] for i in (bisect_right(ends, start),) if i and ends[i - 1] > clause_start]
             found += [heads[i - 1] for i in (bisect_right(heads, start),) if i]
             if not found:

@@ -155,7 +155,10 @@ _NEGATED = re.compile(r"\bI\s+(?:really\s+|just\s+|also\s+|still\s+)?(?:don'?t|d
                       r"|never|no longer|rarely|hardly)"
                       r"(?:\s+(?:really|particularly|much|very|too|that|want|like|love|enjoy|eat|have|handle|need|care for|"
                       r"do|any|more|anymore))*\s*$", re.IGNORECASE)
-_SOFTENED = re.compile(r"\b(?:really|particularly|that|too|much|rarely|hardly)\b", re.IGNORECASE)
+_SOFTENED = re.compile(r"\b(?:really|particularly|that|too|much|rarely|hardly|cut back on|less)\b", re.IGNORECASE)
+# Words right before the flavour that turn it away: "no spicy food please", "I'd like to avoid
+# spicy food", "I need to cut out spicy food" (each was read as "prefers spicy food").
+_AWAY = re.compile(r"\b(?:no|avoid|avoiding|cut out|cut back on|stop eating|quit|without|skip|less)\s*$", re.IGNORECASE)
 _PAST = re.compile(r"\bused to\b|\bas a (?:kid|child)\b", re.IGNORECASE)  # "I used to love spicy food"
 
 
@@ -174,7 +177,7 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     phrases = [phrase.lower() for phrase in phrases]
     if _PAST.search(clause[: match.start()]):
         return []
-    negation = _NEGATED.search(clause[: match.start()])
+    negation = _NEGATED.search(clause[: match.start()]) or _AWAY.search(clause[: match.start()])
     if negation:
         if set(value.values()) != {"high"}:
             return []
@@ -237,6 +240,9 @@ KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|hu
        "|sister|mom|mother|dad|father|friend|best friend")
 
 
+# Words that make "I'm a … driver" something else than a job (a good driver, a student driver).
+_NOT_A_JOB = (r"(?:terrible|good|bad|great|horrible|awful|lousy|decent|better|worse|designated|backseat|student|fan|fake"
+              r"|wannabe|pretend|aspiring)\b")
 OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lecturer|engineer|developer|programmer"
                "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
                "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
@@ -343,12 +349,14 @@ RULES = (
           r"|hangover|tummy ache)\b",
           r"\bmy\s+(?P<part>stomach|tummy|head|throat|tooth|back)\s+(?:hurts|is upset|aches|is killing me)",
           rf"{I_AM}\s+(?:feeling\s+)?(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
-          r"\bI\s+(?:feel|'m feeling)\s+(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))"),
+          r"\bI\s+(?:feel|'m feeling)\s+(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
+          subjects=SUBJECTS),
     _rule("allergy", _allergy,
           rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so))?\s+allergic\s+to\s+{ITEM}{END_WHOLE}",
-          rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b"),
+          rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b", subjects=SUBJECTS),
     _rule("diet", _diet,
-          rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b"),
+          rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b",
+          subjects=SUBJECTS),
     _rule("flavor", _flavor, FLAVOR_RUN, subjects=SUBJECTS),
     _rule("limit", _limit,
           rf"\b(?:a little|a bit of|some|a small amount of|a touch of)\s+{ITEM}\s+(?:is|'s)\s+(?:fine|ok(?:ay)?|alright"
@@ -362,11 +370,11 @@ RULES = (
     _rule("not_have", _food_only("avoid"), rf"\bI\s+(?:can'?t|cannot)\s+(?:have|drink)\s+(?:any\s+)?{ITEM}{END}"),
     _rule("cuisine", _cuisine,
           rf"\bI\s+(?:really\s+)?(?:love|like|enjoy|prefer|adore)\s+(?P<item>{alternation(CUISINES)})\s+(?:food|cuisine"
-          r"|dishes|cooking)\b"),
+          r"|dishes|cooking)\b", subjects=SUBJECTS),
     _rule("dislike_food", _food_only("avoid"),
           rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END}"),
     _rule("like_food", _food_only("like_food"),
-          rf"\bI\s+(?:really\s+)?(?:love|like|enjoy|adore)\s+(?:eating\s+)?{ITEM}{END}"),
+          rf"\bI\s+(?:really\s+)?(?:love|like|enjoy|adore)\s+(?:eating\s+)?{ITEM}{END}", subjects=SUBJECTS),
     _rule("correction", _correction,
           rf"\bnot\s+(?!only\b|just\b|because\b|that\b|to\b|so\b|as\b|even\b|really\b|sure\b|always\b|too\b|much\b"
           rf"|many\b|exactly\b)(?P<old>{PHRASE}?),?\s+but\s+(?:rather\s+)?(?P<new>{PHRASE})",
@@ -385,26 +393,31 @@ RULES = (
           r"^\s*(?:todo|to-do|to do)\s*[:\-]\s*(?P<x>[^.;!?]{3,120})",
           r"\b(?:remind me to|I need to|I have to|I've got to|I must)\s+(?P<x>[^,.;!?]{3,80})"),
     _rule("fan", _like("like"), rf"\bI(?:'m| am)\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of\s+{ITEM}{END}",
-          rf"\bI(?:'m| am)\s+(?:really\s+|more\s+|so\s+|totally\s+)?into\s+{ITEM}{END}", generic=True),
+          rf"\bI(?:'m| am)\s+(?:really\s+|more\s+|so\s+|totally\s+)?into\s+{ITEM}{END}", generic=True,
+          subjects=SUBJECTS),
     _rule("favorite", _favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
     _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
     _rule("fact", _fact("works"), rf"\bI\s+work\s+as\s+(?:an?\s+)?{ITEM}{END}",
           rf"\bI\s+work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
-    _rule("fact", _name, rf"\bmy\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}",
-          rf"(?:^|(?<=[,;:!?]))\s*(?:please\s+|just\s+)?call\s+me\s+(?P<item>{NAME}){END_WHOLE}", generic=True),
+    # ("Call me …" is as often "call me back", "call me Monday": not read.)
+    _rule("fact", _name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
+          subjects=SUBJECTS),
     _rule("fact", _job,
-          rf"{I_AM}\s+(?:also\s+|now\s+)?an?\s+(?P<item>(?:[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?=\s+(?:and|who|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)",
-          generic=True),
+          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+"
+          rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
+          r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)",
+          generic=True, subjects=SUBJECTS),
     _rule("fact", _fact("named"),
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),
     _rule("like", _like("like"),
           rf"\bI\s+(?:really\s+|just\s+|absolutely\s+|also\s+|truly\s+)?(?:love|like|enjoy|adore)\s+{ITEM}{END_WHOLE}",
-          generic=True),
+          generic=True, subjects=SUBJECTS),
     _rule("dislike", _like("dislike"),
-          rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END_WHOLE}", generic=True),
+          rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END_WHOLE}", generic=True,
+          subjects=SUBJECTS),
     _rule("note", _note, r"(?:^|(?<=[,;:!?]))\s*(?:please\s+)?remember(?:\s+that|\s*[:,])\s*(?P<x>[^.!?;]{3,200})",
           generic=True, unit="sentence"),
 )

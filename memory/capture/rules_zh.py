@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from memory.capture import negation_zh as negation
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Subjects, alternation, flavor_value
 
 HAN = r"\u4e00-\u9fff"
@@ -118,59 +119,21 @@ def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
     """我不吃香菜 → avoid 香菜; not an amount (不能吃太多肉), not a saying (不吃亏), not the past."""
     before = match.string[: match.start()]
     amount = match["item"].startswith(("太", "过多", "那么多", "这么多", "饱", "亏"))
-    if _PAST.search(before) or negated(before) or before.endswith(_DOUBLE) or amount:
-        return []  # (negated: 我受不了不吃辣, 我不是不吃香菜)
+    unsure = bool(negation.UNSURE_BEFORE.search(before[-negation.WINDOW:])
+                  or negation.UNSURE_IN_ITEM.search(match["item"]))
+    if (negation.said_before(negation.PAST, before) or negation.negated(before) or before.endswith(negation.DOUBLE)
+            or amount or unsure):
+        return []  # (negated: 我受不了不吃辣, 我不是不吃香菜; unsure: 我一天不吃辣就难受)
     return [say("avoid", item) for item in items(match["item"])]
 
 
 def _limit(match: re.Match[str], message: str) -> list[Finding]:
     """香菜现在可以接受一点，但不要太多 → limit_ingredient {ingredient, amount: 少量}."""
     item = clean(match["item"])
-    if not item or negated(match.string[: match.end("item")]) or not (is_food(item) or COOKING_WORDS.search(message)):
+    if not item or negation.negated(match.string[: match.end("item")]) or not (
+            is_food(item) or COOKING_WORDS.search(message)):
         return []  # 不可以放一点: the item group took the negation
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
-
-
-# A negation said before a wish, with the words of degree, ability or liking that may stand
-# between: 别吃辣, 不太能吃辣, 一点都不爱吃辣, 不是很喜欢川菜 do not want what follows (newcomers'
-# "医生让我别吃辣了" and "我不太能吃辣" became "prefers spicy", "我不喜欢川菜" "likes Sichuan food").
-# 没 says what happened, not what is wanted (今天没吃辣): neither a wish nor its negation.
-_BIE = r"(?<![特分区告性级类识个辨差离])别"  # 别 as "don't", not the end of 特别 (我特别喜欢吃鱼)
-_NOT = rf"(?:不|{_BIE}|甭|勿|没法|没办法|无法|禁止|避免|戒|忌|(?<!不)怕|没有?那么|没有?这么)"
-# 不太能吃辣, 不是那么喜欢: little, not none
-_SOFT = r"(?:太|大|怎么|咋|算太|算|见得|是很|是太|是特别|特别|是那么|是非常|是真的|那么|很)"
-_BETWEEN = r"(?:再|能|会|敢|爱|喜欢|想|要|需要|可以|准|许|让我|给我|习惯|经常|常|够|了|吃|做|做得|放|加|用)"
-_NEGATED = re.compile(rf"{_NOT}(?:{_SOFT}|{_BETWEEN})*$")
-_SOFTENED = re.compile(rf"不{_SOFT}|(?<![多至不])少|怕|没有?[那这]么")
-_INTENSE = ("重辣", "特辣", "多放辣")  # 吃不了特辣: less, not none
-_DOUBLE = ("不是", "并不是", "并非", "没有", "受不了")  # before a negation: 我不是不爱吃辣
-_LESS = re.compile(rf"(?<![多至不])少(?:{_SOFT}|{_BETWEEN})*$")  # 很少吃辣, 医生让我少吃辣
-_DID_NOT = re.compile(rf"没有?(?:{_SOFT}|{_BETWEEN})*$")
-_PAST = re.compile(r"以前|之前|小时候|过去|曾经|原来|那时候|当年")  # 我以前很爱吃辣，现在不行了
-
-
-def negated(before: str) -> bool:
-    """Whether the clause up to a wish ends in a negation of it (我不太能 before 吃辣), not in a
-    question of the form A不A (会不会, 是不是)."""
-    match = _NEGATED.search(before)
-    if not match:
-        return False
-    at = match.start()
-    if before[:at].endswith(_DOUBLE):
-        return False  # 我不是不爱吃辣: a double negation
-    return not (before[at] == "不" and 0 < at < len(before) - 1 and before[at - 1] == before[at + 1])
-
-
-def _wanted(build):
-    """The rule's findings only when what it reads as wanted holds now: not negated, not said
-    not to have happened, not in the past (我不喜欢川菜, 今天没吃川菜, 我以前爱吃川菜)."""
-    def checked(match: re.Match[str], message: str) -> list[Finding]:
-        before = match.string[: match.start()]
-        if negated(before) or _DID_NOT.search(before) or _PAST.search(before):
-            return []
-        return build(match, message)
-    checked.__doc__ = build.__doc__
-    return checked
 
 
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
@@ -184,14 +147,19 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     value, phrases = flavor_value(match.group(0), FLAVORS)
     if not value:
         return []
-    before = clause[: match.start()]
-    less, negation = bool(_LESS.search(before)), negated(before)
-    if _PAST.search(before) or (_DID_NOT.search(before) and not negation):
+    before, after = clause[: match.start()], clause[match.end():]
+    less, denied = negation.said_before(negation.LESS, before), negation.negated(before)
+    if negation.said_before(negation.PAST, before) or (negation.said_before(negation.DID_NOT, before) and not denied):
         return []
-    if negation or less:
+    unsure = negation.UNSURE_BEFORE.search(before[-negation.WINDOW:]) or negation.UNSURE_AFTER.match(after)
+    if set(value.values()) != {"high"} and unsure:
+        return []  # 我不得不吃辣, 我一天不吃辣就难受, 我吃不吃辣都无所谓: no wish for less
+    if set(value.values()) == {"high"} and negation.HURTS.match(after):
+        return [say("flavor", "不" + "".join(phrases), value=dict.fromkeys(value, "none"), entities=phrases)]
+    if denied or less:
         if set(value.values()) != {"high"}:
             return []
-        softened = less or bool(_SOFTENED.search(before)) or phrases[0] in _INTENSE
+        softened = less or bool(negation.SOFTENED.search(before)) or phrases[0] in negation.INTENSE
         words = ("少" if softened else "不") + "".join(phrases)
         return [say("flavor", words, value=dict.fromkeys(value, "low" if softened else "none"), entities=phrases)]
     return [say("flavor", "".join(phrases), value=value, entities=phrases)]
@@ -226,8 +194,15 @@ def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     return [say("allergy_other", whole, entities=found)]
 
 
+_DOUBT = re.compile(r"是不是|会不会|有没有|以为|怀疑|担心|怕|预防|防止|避免|(?:会|就|容易|总|老是|一吃\w*)$")
+_RECOVERED = re.compile(r"^(?:已经|早就|都)?(?:好了|好多了|好得差不多|退了|退烧了|没事了|痊愈)")
+
+
 def _health(match: re.Match[str], message: str) -> list[Finding]:
-    """今天有点胃不舒服 → health_condition 胃不舒服 (a passing state: session, with an expiry)."""
+    """今天有点胃不舒服 → health_condition 胃不舒服 (a passing state: session, with an expiry);
+    not a worry or a question (我是不是感冒了, 怕感冒), nor one that is over (我发烧好了)."""
+    if _DOUBT.search(match.string[: match.start()][-negation.WINDOW:]) or _RECOVERED.match(match.string[match.end():]):
+        return []
     value = (match.groupdict().get("part") or "") + match["ail"]
     return [say("health", value, said=match.string.strip())]
 
@@ -245,15 +220,22 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 
 KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
-_OTHER_PEOPLE = ("老妈|老爸|我妈|我爸|外婆|外公|奶奶|爷爷|姥姥|姥爷|朋友|同事|室友|邻居|先生|太太|媳妇|对象|宝宝|闺女|"
-                 "婆婆|公公|岳父|岳母|丈母娘|父亲|母亲|爸妈|父母|老人|客人|家人|小孩|她们|他们|(?<![其吉])他|她")
+_OTHER_PEOPLE = ("老妈|老爸|我妈|我爸|我姐|我哥|我弟|我妹|外婆|外公|奶奶|爷爷|姥姥|姥爷|叔叔|阿姨|舅舅|舅妈|小姨|姑姑|"
+                 "侄子|侄女|外甥|孙子|孙女|表哥|表姐|表弟|表妹|堂哥|堂姐|朋友|闺蜜|同事|同学|室友|舍友|邻居|兄弟|姐妹|"
+                 "先生|太太|媳妇|对象|男友|女友|老伴|那口子|宝宝|大宝|二宝|娃|闺女|婆婆|公公|岳父|岳母|丈母娘|父亲|母亲|"
+                 "爸妈|父母|老人|客人|家人|小孩|老板|领导|别人|有人|其他人|学生们|双胞胎|仓鼠|兔子|鹦鹉|"
+                 "她们|他们|(?<![其吉])他|她")
 # A pet is someone else, 猫毛 and 热狗 are things (我对猫毛过敏, 我喜欢吃热狗).
 _OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{_OTHER_PEOPLE})(?!毛)")
 # Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
-SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"),
-                    lead=re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的)?"))
+_LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
+_ASKING = re.compile(r"谁|怎么可能|难道")  # 谁不爱吃辣呢: a question, not a taste
+SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING)
+# Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
+# and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
+FACT_SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, topic_user=True)
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -261,10 +243,13 @@ def _favorite(match: re.Match[str], message: str) -> list[Finding]:
     return [say("favorite", item, what=what)] if item and what else []
 
 
+_HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
+
+
 def _fact(kind: str):
-    """A plain fact about the user (我住在上海, 我家的狗叫旺财)."""
+    """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京)."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
-        item = _TAIL.sub("", match["item"].strip())
+        item = _HOW_LONG.sub("", _TAIL.sub("", match["item"].strip()))
         if not 2 <= len(item) <= 12 or _PRONOUN.search(item):
             return []
         what = match.groupdict().get("what") or ""
@@ -272,32 +257,50 @@ def _fact(kind: str):
     return build
 
 
-# 叫 is also "order, call for" (我叫外卖, 我叫了车): what follows must look like a name.
-_NOT_NAMES = set("外卖 快递 出租车 出租 滴滴 专车 救护车 服务员 醒 起来 过来 上 他们 大家 妈妈 爸爸".split())
+# 叫 is also "order, call, wake" (我叫外卖, 我叫个车, 我叫代驾, 我叫儿子起床): what follows must
+# look like a name, and 我叫 must open the clause (帮我叫个外卖, 我儿子总说我叫奥特曼 are no names).
+_NOT_NAME_PART = re.compile("外卖|快递|出租|滴滴|专车|车|代驾|跑腿|闪送|客服|保洁|醒|起来|起床|过来|来了|帮忙|结账|大家"
+                            "|保密|秘密|名字")
+_NOT_NAME_START = tuple("个了的过着做得错不苦你他她它们人车饭菜醒")
 OCCUPATIONS = set(
     "护士 医生 大夫 老师 教师 教授 工程师 程序员 设计师 律师 会计 会计师 厨师 司机 学生 大学生 研究生 博士生 硕士生 高中生 "
-    "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 老板 店主 画家 "
-    "演员 歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 "
-    "兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 运营 产品 前端 后端 测试 设计 实习生 退休教师 博士后".split()
+    "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 店主 画家 演员 "
+    "歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 药师 "
+    "医师 兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 实习生 博士后 营养师 理发师 化妆师 美容师 教练 "
+    "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师".split()
 )
+# What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
+# something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
+_JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
+_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假]")
+_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|要是")  # 如果我是医生
 
 
 def is_occupation(item: str) -> bool:
-    return item in OCCUPATIONS or (2 <= len(item) <= 5 and item.endswith(("师", "员")) and item not in ("会员", "成员"))
+    """An occupation of the list, or one with a field before it (软件工程师)."""
+    for length in range(len(item), 0, -1):
+        if item[-length:] in OCCUPATIONS:
+            prefix = item[:-length]
+            return bool(_JOB_PREFIX.fullmatch(prefix)) and not _NOT_IN_JOB.search(prefix)
+    return False
 
 
 def _name(match: re.Match[str], message: str) -> list[Finding]:
     """我叫小红 / 我的名字是王小红 → a fact: the user's own name."""
     item = _TAIL.sub("", match["item"])
-    if not 2 <= len(item) <= 4 or item in _NOT_NAMES or _PRONOUN.search(item) or item.startswith(("了", "过", "着")):
+    if (not 2 <= len(item) <= 4 or item in OCCUPATIONS or _PRONOUN.search(item) or _NOT_NAME_PART.search(item)
+            or item.startswith(_NOT_NAME_START) or item.endswith(("吗", "呢")) or _OTHERS.search(item)):
         return []
     return [say("fact_name", item, value={"name": item})]
 
 
 def _job(match: re.Match[str], message: str) -> list[Finding]:
-    """我是一名护士 / (我叫小红，)是程序员 → a fact: what the user does."""
-    item = _TAIL.sub("", match["item"])
-    return [say("fact_job", item, value={"job": item})] if is_occupation(item) else []
+    """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
+    wish or a supposition (如果我是医生, 我希望我是医生)."""
+    item = re.sub(r"^(?:干|做|搞)", "", _TAIL.sub("", match["item"]))
+    if _HYPOTHETICAL.search(match.string[: match.start()]) or not is_occupation(item):
+        return []
+    return [say("fact_job", item, value={"job": item})]
 
 
 def _text(match: re.Match[str], *, shortest: int = 2, longest: int = 80) -> str:
@@ -360,23 +363,23 @@ ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: �
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
 AMOUNT = r"(?:一点点|一点|少量|一些|点)"
 RULES = (
-    _own("health", _wanted(_health),
+    _own("health", negation.wanted(_health),
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
-    _own("allergy", _allergy,
+    _own("allergy", negation.wanted(_allergy),
          rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏(?![性史])",
          rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏(?![性史])"),
     _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
     _own("flavor", _flavor, FLAVOR_RUN),
-    _own("limit", _wanted(_limit),
+    _own("limit", negation.wanted(_limit),
          rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
          rf"(?:可以|能)(?:放|加|吃){AMOUNT}{ITEM}",
          rf"{LAZY_ITEM}(?:少放|少加|放少)(?:一)?点"),
     _own("avoid", _avoid,
-         rf"(?:{_BIE}|不要|不想要|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
-    _own("not_eat", _not_eat, rf"(?:不{_SOFT}?(?:能|敢|爱|喜欢)?吃|吃不了|讨厌吃|忌口|戒了|不碰){ITEM}"),
-    _own("cuisine", _wanted(_cuisine), rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
-    _own("like_food", _wanted(_like_food), rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
+         rf"(?:{negation.BIE}|不要|不想要|不许|不准|勿)(?:再)?(?:给我|帮我|为我)?(?:再)?(?P<verb>推荐|放|加|用|安排)?(?:任何)?{ITEM}"),
+    _own("not_eat", _not_eat, rf"(?:不{negation.SOFT}?(?:能|敢|爱|喜欢)?吃|吃不了|讨厌吃|忌口|戒了|不碰){ITEM}"),
+    _own("cuisine", negation.wanted(_cuisine), rf"(?:喜欢|爱吃|爱|偏爱|最爱)(?:吃)?(?P<item>{alternation(CUISINES)})"),
+    _own("like_food", negation.wanted(_like_food), rf"(?:喜欢吃|爱吃|最爱吃|偏爱吃){ITEM}"),
     _rule("correction", _correction,
           rf"(?:我说的|我的意思)?不是(?P<old>{STOP}{{1,12}}?),?\s*(?:而)?是(?P<new>{STOP}{{1,12}})",
           rf"(?:把)?(?P<old>{STOP}{{1,12}}?)改成(?:了)?(?P<new>{STOP}{{1,12}})", unit="sentence"),
@@ -390,20 +393,20 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[{HAN}A-Za-z0-9]{{2,12}})", generic=True,
-          subjects=SUBJECTS),
-    _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)", generic=True,
-          subjects=SUBJECTS),
-    _rule("fact", _name, rf"我(?:的名字|名字)?叫(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",
-          rf"我的名字是(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}", generic=True),
-    _rule("fact", _job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,6}}){CLAUSE_END}",
-          generic=True, subjects=SUBJECTS),
+    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[^的,。!?;\s]{{2,12}}){CLAUSE_END}", generic=True,
+          subjects=FACT_SUBJECTS),
+    _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班){CLAUSE_END}",
+          generic=True, subjects=FACT_SUBJECTS),
+    _rule("fact", _name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",
+          rf"^\s*我的名字是(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
+    _rule("fact", _job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,8}}){CLAUSE_END}",
+          generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _fact("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})", generic=True),
     _rule("like", _like, rf"我{_NOW}(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{{1,12}})",
-          generic=True),
+          generic=True, subjects=SUBJECTS),
     _rule("dislike", _dislike,
-          rf"我{_NOW}(?:很|非常|特别|真的|也|最|其实|一点都|一点也)?(?:不{_SOFT}?(?:喜欢|爱)|讨厌|受不了)"
-          rf"(?P<item>[^,。!?;]{{1,12}})", generic=True),
+          rf"我{_NOW}(?:很|非常|特别|真的|也|最|其实|一点都|一点也)?(?:不{negation.SOFT}?(?:喜欢|爱)|讨厌|受不了)"
+          rf"(?P<item>[^,。!?;]{{1,12}})", generic=True, subjects=SUBJECTS),
     _rule("note", _note,
           r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来|记下|记着)(?:吧)?[,:]?\s*(?P<x>[^。!?;]{2,120})",
           generic=True, unit="sentence"),

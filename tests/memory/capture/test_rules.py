@@ -321,7 +321,7 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
     ("我女儿今年六岁，是小学生", []),
     ("我妈妈来了，住在我家", []),
     ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
-    ("Call me Al", ["User's name is Al"]),
+    ("Call me Al", []),  # as often "call me back", "call me Monday": not read
     ("Please call me tomorrow", []),
     ("I'm a nurse and I love cooking", ["User is a nurse", "User likes cooking"]),
     ("I am a software engineer", ["User is a software engineer"]),
@@ -390,3 +390,57 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     operations = extract("狗" * 16000 + "我" + "不吃辣," * 50)
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in operations] == [
         ("flavor_profile", {"spicy": "none"})]
+
+
+# A third review (each stored a wrong memory after the second round): "cannot stop" read as a
+# negation, 叫 as "order" or "wake" read as a name, a job after 不/过/然/说, a supposition, a
+# clause that names nobody after a family member or in a sentence's first clause, denied and
+# past allergies and illnesses, double negations inside the flavour, a flavour that hurts, and
+# English questions, suppositions and "call me back".
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我戒不了吃辣", ["用户偏好吃辣"]),
+    ("我百无禁忌爱吃辣", ["用户偏好吃辣"]),
+    ("谁不爱吃辣呢", []),
+    ("帮我叫个外卖", []),
+    ("太晚了，我叫个车", []),
+    ("我叫儿子起床", []),
+    ("我儿子总说我叫奥特曼", []),
+    ("大家好，我叫王小明", ["用户叫王小明"]),
+    ("我当不了老师", []),
+    ("我当过老师", []),
+    ("我当然是老师", []),
+    ("我是党员", []),
+    ("如果我是医生", []),
+    ("我是一名儿科医生", ["用户是儿科医生"]),
+    ("谁来接孩子？是老师", []),
+    ("我老公比我大五岁，是医生", []),
+    ("住在楼下的邻居对猫过敏", []),
+    ("在北京工作的朋友说烤鸭好吃", []),
+    ("我老公叫大明。住在杭州，是一名护士", ["用户的老公叫大明"]),
+    ("我哥对花生过敏", []),
+    ("我从来没对花生过敏", []),
+    ("我以前对虾过敏，现在好了", []),
+    ("我发烧好了", []),
+    ("是不是感冒了", []),
+    ("我不得不吃辣", []),
+    ("我一天不吃辣就难受", []),
+    ("我吃不吃辣都无所谓", []),
+    ("我吃辣会拉肚子", ["用户偏好不吃辣"]),
+    ("No spicy food for me please", ["User prefers no spicy food"]),
+    ("I'd like to avoid spicy food", ["User prefers no spicy food"]),
+    ("Call me back", []),
+    ("My name is Bob?", []),
+    ("Pretend I'm a doctor", []),
+    ("I'm a Doctor Who fan", []),
+    ("I'm a terrible driver", []),
+    ("I'm allergic to peanuts? No way", []),
+    ("I love spicy food? Not really", []),
+    ("我不" + "算太" * 30 + "的吃辣", ["用户偏好吃辣"]),  # each repeat had doubled the time: hours at 30
+])
+def test_a_third_review_of_names_jobs_negations_and_questions(text, expected):
+    assert [operation["node"]["title"] for operation in extract(text)] == expected
+
+
+def test_a_lone_surrogate_is_read_not_raised():
+    """JSON "\\ud800" parses to a lone surrogate, which the script converter could not encode."""
+    assert [operation["node"]["title"] for operation in extract("我不吃香菜 \ud800")] == ["用户不吃香菜"]
