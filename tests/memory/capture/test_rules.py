@@ -444,3 +444,15 @@ def test_a_third_review_of_names_jobs_negations_and_questions(text, expected):
 def test_a_lone_surrogate_is_read_not_raised():
     """JSON "\\ud800" parses to a lone surrogate, which the script converter could not encode."""
     assert [operation["node"]["title"] for operation in extract("我不吃香菜 \ud800")] == ["用户不吃香菜"]
+
+
+def test_a_window_plans_at_most_plan_max_memories_and_says_it_stopped():
+    """A job applies at most CAPTURE_PROPOSALS_MAX; planning thousands compared each with every
+    earlier one (a review's ten 4,000-character lists of foods took 175 s)."""
+    from memory.capture.rules import PLAN_MAX
+
+    foods = ["".join(f"我不吃{chr(0x4e00 + number + 600 * message)}菜。" for number in range(570))[:4000]
+             for message in range(10)]
+    extraction = RuleExtractor().extract(context(*foods))
+    assert len(extraction.operations) == PLAN_MAX
+    assert extraction.notes[-1] == f"over {PLAN_MAX} memories in this window: the rest of it was not read"
