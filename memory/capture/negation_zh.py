@@ -29,7 +29,7 @@ DOUBLE = ("不是", "并不是", "并非", "没有", "受不了")  # before a ne
 # 就难受, 我没有一天不吃辣, 我吃不吃辣都无所谓, 我觉得不吃辣的人真可怜, 不管辣不辣我都吃.
 UNSURE_BEFORE = re.compile(r"(?:不得|一天|可能|怎么|觉得|知道|吃|能|不管.*)$|不管")
 UNSURE_AFTER = re.compile(r"(?:就|的人|的话|都|也行|也可以|不行|会死|难受)")
-UNSURE_IN_ITEM = re.compile(r"就|的人|的话|都|也行|也可以|不行|会死|难受")
+UNSURE_IN_ITEM = re.compile(r"就|的人|的话|都|也行|也可以|不行|会死|难受|是假|假的|开玩笑")  # 我不吃香菜是假的
 # After a flavour wished for, what it does to the user: 我吃辣会拉肚子, 吃辣对我来说是折磨.
 HURTS = re.compile(r"(?:就|会|总|容易|总是|老是|一)?(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|不行"
                    r"|对我来说是折磨|是折磨)")

@@ -116,9 +116,10 @@ class Subjects:
     ending in "?": 你能吃辣吗？, or one `asking` finds: 谁不爱吃辣呢) states no taste either.
 
     With `topic_user` (facts: 住在杭州, 是一名护士 carried from 我叫小红), a match that begins its
-    clause without naming the user is the user's only when the nearest earlier clause with a
-    subject has the user as it: 我叫小红，住在杭州 but not 我老公比我大五岁，是医生, nor a
-    sentence's first clause (住在楼下的邻居对猫过敏).
+    clause without naming the user is the user's only when the clause before it has the user as
+    its subject, or names nobody and begins as `carries` says (a fact carried on itself): 我叫
+    小红，住在杭州，是一名护士 but not 我老公比我大五岁，是医生, 我叫小红，小明是我男朋友，是医生, nor
+    a sentence's first clause (住在楼下的邻居对猫过敏).
 
     Read once per sentence; each match costs a few binary searches, so a long message stays
     linear."""
@@ -128,6 +129,7 @@ class Subjects:
     lead: re.Pattern[str]
     asking: re.Pattern[str] | None = None
     topic_user: bool = False
+    carries: re.Pattern[str] | None = None
 
     def reader(self, sentence: str) -> Callable[[int, int], bool]:
         """`vetoed(start, end)` for matches of `sentence`: about someone else, or asked."""
@@ -142,7 +144,7 @@ class Subjects:
                 heads.append(mention.end())
                 subject[index] = "other"
         users = [mention.start() for mention in self.user.finditer(sentence)]
-        earlier = [""] * len(starts)  # the subject of the nearest earlier clause that has one
+        earlier = [""] * len(starts)  # whose the clause before is: its subject, or carried on
         firsts = []  # where each clause's words begin
         for index, clause_start in enumerate(starts):
             while clause_start < len(sentence) and sentence[clause_start].isspace():
@@ -150,8 +152,9 @@ class Subjects:
             firsts.append(clause_start)
             if not subject[index] and self.user.match(sentence, clause_start):
                 subject[index] = "user"
+            carried = self.carries is not None and bool(self.carries.match(sentence, clause_start))
             if index + 1 < len(starts):
-                earlier[index + 1] = subject[index] or earlier[index]
+                earlier[index + 1] = subject[index] or (earlier[index] if carried else "")
 
         asked = []  # per clause: a question
         for index, clause_start in enumerate(starts):

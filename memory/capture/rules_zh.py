@@ -201,7 +201,9 @@ _RECOVERED = re.compile(r"^(?:已经|早就|都)?(?:好了|好多了|好得差�
 def _health(match: re.Match[str], message: str) -> list[Finding]:
     """今天有点胃不舒服 → health_condition 胃不舒服 (a passing state: session, with an expiry);
     not a worry or a question (我是不是感冒了, 怕感冒), nor one that is over (我发烧好了)."""
-    if _DOUBT.search(match.string[: match.start()][-negation.WINDOW:]) or _RECOVERED.match(match.string[match.end():]):
+    after = match.string[match.end():]
+    if (_DOUBT.search(match.string[: match.start()][-negation.WINDOW:]) or _RECOVERED.match(after)
+            or after.startswith(("的时候", "时"))):  # 胃不舒服的时候我不吃辣: a condition, not a state
         return []
     value = (match.groupdict().get("part") or "") + match["ail"]
     return [say("health", value, said=match.string.strip())]
@@ -235,7 +237,8 @@ _ASKING = re.compile(r"谁|怎么可能|难道")  # 谁不爱吃辣呢: a questi
 SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING)
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
-FACT_SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, topic_user=True)
+FACT_SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, topic_user=True,
+                         carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年)"))
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -246,11 +249,17 @@ def _favorite(match: re.Match[str], message: str) -> list[Finding]:
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
+_NOT_HOMES = set("楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+
+
 def _fact(kind: str):
-    """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京)."""
+    """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京); not a
+    question (我住在杭州吗) nor, for a home, a place that is none (住在酒店, 住在楼上)."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
         item = _HOW_LONG.sub("", _TAIL.sub("", match["item"].strip()))
-        if not 2 <= len(item) <= 12 or _PRONOUN.search(item):
+        if not 2 <= len(item) <= 12 or _PRONOUN.search(item) or item.endswith(("吗", "呢")):
+            return []
+        if kind == "lives" and item in _NOT_HOMES:
             return []
         what = match.groupdict().get("what") or ""
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
@@ -260,8 +269,8 @@ def _fact(kind: str):
 # 叫 is also "order, call, wake" (我叫外卖, 我叫个车, 我叫代驾, 我叫儿子起床): what follows must
 # look like a name, and 我叫 must open the clause (帮我叫个外卖, 我儿子总说我叫奥特曼 are no names).
 _NOT_NAME_PART = re.compile("外卖|快递|出租|滴滴|专车|车|代驾|跑腿|闪送|客服|保洁|醒|起来|起床|过来|来了|帮忙|结账|大家"
-                            "|保密|秘密|名字")
-_NOT_NAME_START = tuple("个了的过着做得错不苦你他她它们人车饭菜醒")
+                            "|保密|秘密|名字|宝贝")
+_NOT_NAME_START = tuple("个了的过着做得错不苦你他她它们人车饭菜醒一出破")
 OCCUPATIONS = set(
     "护士 医生 大夫 老师 教师 教授 工程师 程序员 设计师 律师 会计 会计师 厨师 司机 学生 大学生 研究生 博士生 硕士生 高中生 "
     "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 店主 画家 演员 "
@@ -272,8 +281,9 @@ OCCUPATIONS = set(
 # What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
 # something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
 _JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
-_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假]")
-_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|要是")  # 如果我是医生
+_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏]")
+# 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生: not what the user is
+_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
 
 
 def is_occupation(item: str) -> bool:

@@ -5,7 +5,8 @@ conflict slot (one-valued key: any value; many-valued key: the same value) but d
 owners — a session's temporary value and the user's standing one, say. The first in the
 seed's order wins (narrower scope, unexpired, stated over inferred, temporary constraint over
 long-term preference, newer, higher confidence, higher importance); the others are left out
-as `conflict_lost`. An object value speaks only for its own fields: a session's flavor_profile
+as `conflict_lost`. An object value speaks only for its own fields, also across types (a
+temporary constraint's {"spicy": "none"} outranks a preference's {"spicy": "high"}): a session's flavor_profile
 {"spicy": "low"} does not silence the user's {"salt": "low"} (a newcomer's "以后做饭记得少放盐"
 was left out of every block of that conversation), but does silence {"spicy": "high", "salt":
 "low"} — a node is shown whole or not at all, so one that shares any field with a node before it
@@ -28,7 +29,19 @@ PROBES_PER_STATEMENT = 2000  # (key, slot, user id, workspace id) combinations: 
 
 
 def _group(node) -> tuple:
-    return (node.domain, node.type, node.key, node.slot)
+    """The slot owners compete for: a key's, whatever the type (losers_among decides which
+    types meet)."""
+    return (node.domain, node.key, node.slot)
+
+
+def _meet(type_a: str, fields_a: frozenset | None, type_b: str, fields_b: frozenset | None) -> bool:
+    """Whether two values of one slot disagree: of one type, unless both are objects of other
+    fields; of two types (a session's temporary constraint, the user's preference), only objects
+    that share a field — the seed's "今天胃不舒服，少辣" constraint and "喜欢川菜" preference are
+    both kept, but a session's {"spicy": "none"} and the user's {"spicy": "high"} are not."""
+    if type_a == type_b and (fields_a is None or fields_b is None):
+        return True
+    return fields_a is not None and fields_b is not None and bool(fields_a & fields_b)
 
 
 def conflict_losers(
@@ -48,7 +61,7 @@ def conflict_losers(
     if not groups:
         return {}
     reach_condition, reach_params = reach_sql(owner=owner, session=session, scopes=scopes or tuple(Scope.values))
-    pairs = sorted({(group[2], group[3]) for group in groups})
+    pairs = sorted({(group[1], group[2]) for group in groups})
     users, workspaces = sorted({owner.user_id, ""}), sorted({owner.workspace_id, ""})
     names = ("id", "domain", "key", "slot", "value_json", *ORDER_FIELDS)
     using = router.db_for_read(Node)
@@ -90,38 +103,44 @@ def _fields(value) -> frozenset | None:
 def losers_among(rivals: Iterable[dict], nodes: Iterable[Node], now: datetime) -> dict[int, int]:
     """{node id: winning node id} for the keyed `nodes` that lose to `rivals` (dicts of node
     columns: pk, domain, type, key, slot, value_json and ORDER_FIELDS; every active node the
-    caller reaches in the nodes' slots). In the seed's order, a rival is kept unless a rival kept
-    before it covers the same slot: a value that is not an object covers all of it, an object
-    its own fields. A node that is no rival itself (not reached) loses to its slot's first."""
+    caller reaches in the nodes' slots). In the seed's order, a rival is kept unless a rival
+    before it disagrees with it (_meet): a value that is not an object covers all of its type's
+    slot, an object its own fields — a rival left out still covers its fields (the session's {"oil": "low"}
+    leaves out the workspace's {"oil": "low", "spicy": "none"}, whose "spicy" still outranks the
+    user's {"spicy": "high"}). A loser's winner is the first kept rival it shares a field with,
+    or the winner of the first rival left out that it does. A node that is no rival itself (not
+    reached) loses to the first rival it disagrees with (_meet)."""
     nodes = [node for node in nodes if node.key]
     groups = {_group(node) for node in nodes}
     ranked: dict[tuple, list[tuple]] = {}
     for values in rivals:
-        group = (values["domain"], values["type"], values["key"], values["slot"])
+        group = (values["domain"], values["key"], values["slot"])
         if group in groups:
-            ranked.setdefault(group, []).append((seed_order_key(values, now), values["pk"], _fields(values["value_json"])))
+            ranked.setdefault(group, []).append((seed_order_key(values, now), values["pk"], values["type"],
+                                                 _fields(values["value_json"])))
     beaten: dict[int, int] = {}
-    first: dict[tuple, int] = {}
-    reached = {pk for entries in ranked.values() for _rank, pk, _fields in entries}
-    for group, entries in ranked.items():
-        kept: list[tuple[int, frozenset | None]] = []
-        for _rank, pk, fields in sorted(entries):
-            winner = next((kept_pk for kept_pk, kept_fields in kept
-                           if fields is None or kept_fields is None or fields & kept_fields), None)
-            if winner is None:
-                kept.append((pk, fields))
-            else:
-                beaten[pk] = winner
-        first[group] = kept[0][0]
+    reached = {entry[1] for entries in ranked.values() for entry in entries}
+    for entries in ranked.values():
+        before: list[tuple[int, str, frozenset | None]] = []  # every rival so far, kept or not
+        for _rank, pk, type_, fields in sorted(entries):
+            shares = next((earlier for earlier, earlier_type, earlier_fields in before
+                           if _meet(type_, fields, earlier_type, earlier_fields)), None)
+            if shares is not None:
+                beaten[pk] = beaten.get(shares, shares)
+            before.append((pk, type_, fields))
     losers = {}
     for node in nodes:
         group = _group(node)
-        if group not in first:
+        if group not in ranked:
             continue
         if node.pk in beaten:
             losers[node.pk] = beaten[node.pk]
         elif node.pk not in reached:
-            losers[node.pk] = first[group]
+            fields = _fields(node.value_json)
+            winner = next((pk for _rank, pk, type_, rival_fields in sorted(ranked[group])
+                           if _meet(node.type, fields, type_, rival_fields)), None)
+            if winner is not None:
+                losers[node.pk] = beaten.get(winner, winner)
     return losers
 
 

@@ -83,20 +83,16 @@ FORGOTTEN = "[forgotten]"
 
 def node_words(node: Node) -> list[str]:
     """What a node says, normalised (memory.search.text.normalize), for finding it quoted in a
-    reason: its title, content, string values, entities and tags of two characters or more."""
+    reason: its title, content, entities and a value that is a string or a list of strings —
+    not tags nor an object's values ("low", "health", 过敏 name kinds of things, and a reason
+    saying "low confidence" quotes nothing). Two Chinese characters or four others at least."""
     from memory.search.text import normalize
 
-    texts = [node.title, node.content, *node.entities, *node.tags]
-    values = [node.value_json]
-    while values:
-        value = values.pop()
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
-            values.extend(value.values())
-        elif isinstance(value, list):
-            values.extend(value)
-    return sorted({text for text in (normalize(text).strip() for text in texts if text) if len(text) >= 2})
+    value = node.value_json
+    values = [value] if isinstance(value, str) else [item for item in value if isinstance(item, str)] if isinstance(
+        value, list) else []
+    texts = (normalize(text).strip() for text in [node.title, node.content, *node.entities, *values] if text)
+    return sorted({text for text in texts if len(text) >= (2 if re.search(r"[^\x00-\u024f]", text) else 4)})
 
 
 def quotes(reason: str, words: list[str]) -> bool:

@@ -436,6 +436,16 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     ("I'm allergic to peanuts? No way", []),
     ("I love spicy food? Not really", []),
     ("我不" + "算太" * 30 + "的吃辣", ["用户偏好吃辣"]),  # each repeat had doubled the time: hours at 30
+    ("我叫小红，小明是我男朋友，是医生", ["用户叫小红"]),
+    ("我叫小红，今年三十岁，是一名护士", ["用户叫小红", "用户是护士"]),
+    ("我妈想让我当医生", []),
+    ("等我当上医生", []),
+    ("我是个好学生", []),
+    ("我叫一声", []),
+    ("我住在杭州吗", []),
+    ("我住在酒店", []),
+    ("我不吃香菜是假的", []),
+    ("胃不舒服的时候我不吃辣", []),
 ])
 def test_a_third_review_of_names_jobs_negations_and_questions(text, expected):
     assert [operation["node"]["title"] for operation in extract(text)] == expected

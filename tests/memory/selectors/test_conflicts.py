@@ -168,3 +168,40 @@ def test_random_stores_give_the_orms_losers_for_every_owner_and_scope_set(seed, 
         monkeypatch.undo()
         compared += len(expected)
     assert compared > 0  # the stores hold conflicts: not a comparison of empty answers
+
+
+def test_a_rival_left_out_still_outranks_the_fields_it_holds(principal):
+    """A review's case: the session's {"oil": "low"} leaves out the workspace's {"oil": "low",
+    "spicy": "none"}; the user's {"spicy": "high"} must not then be shown as if nothing above it
+    spoke of spice."""
+    append(principal, "hi", session_id="s1", user_id="u1", workspace_id="w1")
+    flavor = dict(type="preference", key="flavor_profile", cardinality="one")
+    session = make_node(principal, scope="session", session_id="s1", user_id="u1", workspace_id="w1",
+                        title="今天少油", value_json={"oil": "low"}, **flavor)
+    workspace = make_node(principal, scope="workspace", workspace_id="w1", user_id="", title="家里做菜少油不辣",
+                          value_json={"oil": "low", "spicy": "none"}, **flavor)
+    user = make_node(principal, scope="user", user_id="u1", title="用户偏好吃辣", value_json={"spicy": "high"}, **flavor)
+    found = conflict_losers(principal=principal, nodes=[session, workspace, user], owner=Owner(user_id="u1",
+                            workspace_id="w1"), session=Session.objects.get(external_id="s1"), now=timezone.now())
+    assert found == {workspace.pk: session.pk, user.pk: session.pk}
+
+
+def test_a_temporary_constraint_outranks_a_preference_of_its_key_field_by_field(principal):
+    """A session's temporary {"spicy": "none"} (a constraint) and the user's {"spicy": "high"}
+    (a preference) were never rivals, their types differing: both were injected. Values that are
+    no objects still compete only within a type (the seed's constraint and preference of one
+    key both come back)."""
+    append(principal, "hi", session_id="s1", user_id="u1", workspace_id="w1")
+    soon = timezone.now() + timedelta(hours=12)
+    today = make_node(principal, scope="session", session_id="s1", user_id="u1", workspace_id="w1",
+                      type="constraint", key="flavor_profile", title="（暂时）用户偏好不辣", value_json={"spicy": "none"},
+                      expires_at=soon)
+    liked = make_node(principal, scope="user", user_id="u1", type="preference", key="flavor_profile",
+                      title="用户偏好吃辣", value_json={"spicy": "high"})
+    owner, conversation = Owner(user_id="u1", workspace_id="w1"), Session.objects.get(external_id="s1")
+    assert conflict_losers(principal=principal, nodes=[today, liked], owner=owner, session=conversation,
+                           now=timezone.now()) == {liked.pk: today.pk}
+    Node.objects.filter(pk=liked.pk).update(value_json={"salt": "low"})  # another field: both stay
+    liked.refresh_from_db()
+    assert conflict_losers(principal=principal, nodes=[today, liked], owner=owner, session=conversation,
+                           now=timezone.now()) == {}

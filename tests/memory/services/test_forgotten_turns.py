@@ -91,3 +91,40 @@ def test_a_hard_forget_redacts_the_reasons_that_quote_the_memory(principal):
     assert reasons["memory.node.updated"] == "said it again"  # says nothing of it ("ai" is no word of "said")
     assert reasons["memory.forget"] == "[forgotten]" and reasons["memory.node.hard_deleted"] == "[forgotten]"
     assert not AuditEvent.objects.filter(team=principal.team, reason__contains="花生").exists()
+
+
+def test_a_restore_does_not_recall_a_turn_an_earlier_hard_forget_hid(principal, said):
+    """A review's case: hard-forget the allergy, soft-forget and restore the mango memory of the
+    same turn; the hard forget left no link to tell, and the turn came back."""
+    both, hiking, mango, allergy = said
+    forget(principal, allergy, "hard")
+    forget(principal, mango, "soft")
+    node_restore(principal=principal, node_id=mango, reason="by mistake", workspace_id="w1")
+    assert Message.objects.get(pk=both.pk).memory_forgotten_at is not None
+    assert "花生" not in build(principal, QUESTION, owner=NEW).block
+
+
+def test_the_assistants_answer_to_a_forgotten_turn_is_not_recalled_either(principal):
+    said, = append(principal, "记住，我对花生过敏。", **OLD)
+    echo, = append(principal, "好的，已经记下：你对花生过敏，以后推荐会避开花生。", role="assistant", **OLD)
+    append(principal, "我周末喜欢去爬山。", **OLD)
+    allergy = remember(principal, said, "用户对花生过敏", type="constraint")
+    assert "已经记下" in build(principal, "花生 过敏 推荐", owner=NEW).block
+    forget(principal, allergy, "soft")
+    assert "花生" not in build(principal, "花生 过敏 推荐", owner=NEW).block
+    node_restore(principal=principal, node_id=allergy, reason="by mistake", workspace_id="w1")
+    assert Message.objects.get(pk=echo.pk).memory_forgotten_at is None
+
+
+def test_a_reason_that_names_a_kind_of_thing_is_kept(principal):
+    """Tags and an object's values name kinds ("health", "low"): a reason saying "low confidence"
+    quotes nothing of the memory."""
+    said, = append(principal, "今天少辣", **OLD)
+    node_id = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "preference", "title": "用户偏好少辣", "tags": ["health"],
+              "key": "flavor_profile", "domain": "生活技能", "value_json": {"spicy": "low"},
+              "source_message_ids": [said.pk]})).node_id
+    memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OLD), node_id=node_id), mode="hard",
+                  reason="admin cleanup: low confidence, health tags", confirm=True)
+    assert AuditEvent.objects.get(event_type="memory.forget").reason == "admin cleanup: low confidence, health tags"
