@@ -67,6 +67,32 @@ def capture_after_append(*, session: Session, messages: list[Message], force: st
     return job
 
 
+def _run_queued_behind(job_id: int) -> None:
+    """Run the due pending jobs of `job_id`'s session, oldest first. A newer job's runner gives
+    up while this one holds the session (memory.capture.jobs.job_run), and without a broker no
+    sweep comes: a newcomer's second "记住，…" sent a moment after the first was never captured
+    until the next trigger. Stops at a job its run leaves pending (a failure waits for its retry)."""
+    from django.utils import timezone
+    from django_scopes import scopes_disabled
+
+    from memory import limits
+    from memory.capture.jobs import job_run
+    from memory.capture_models import JobStatus
+
+    with scopes_disabled():
+        session_id = CaptureJob.objects.filter(pk=job_id).values_list("session_id", flat=True).first()
+    for _ in range(limits.CAPTURE_ATTEMPTS_MAX * 50):
+        with scopes_disabled():
+            due = (CaptureJob.objects.filter(session_id=session_id, status=JobStatus.PENDING,
+                                             next_attempt_at__lte=timezone.now())
+                   .order_by("to_message_id").values_list("pk", flat=True).first())
+        if session_id is None or due is None:
+            return
+        ran = job_run(due)
+        if ran is None or ran.status == JobStatus.PENDING:
+            return
+
+
 def enqueue(job_id: int, *, background: bool = False) -> bool:
     """Hand the job to Celery. Without a broker it runs in-process: for an agent's request
     (`background`) on a thread of its own, so the agent's call does not wait for it; for the
@@ -91,6 +117,7 @@ def _run_detached(job_id: int) -> None:
 
     try:
         job_run(job_id)
+        _run_queued_behind(job_id)
     except Exception:  # noqa: BLE001 - a background job's failure is logged; the sweep retries it
         logger.exception("capture job %s failed on its thread", job_id)
     try:

@@ -297,3 +297,21 @@ def test_a_fact_said_again_in_another_conversation_is_linked_to_the_memory_it_re
     assert AuditEvent.objects.get(event_type="memory.node.cited").actor == "system:capture"
     session_forget(principal=principal, ref=SessionRef("c1", "w1", "u1"), mode="hard")
     assert Node.objects.get(pk=node.pk).source_message_ids == [again.pk]
+
+
+def test_without_a_broker_the_jobs_queued_behind_a_running_one_run_after_it(principal):
+    """A newcomer's second "记住，…", sent while the first one's job ran on its thread, stayed
+    pending: its own runner gave up on the session the first held, and no sweep comes without a
+    broker. The first runner now runs the session's due jobs after its own."""
+    from memory.capture import triggers
+
+    first, = append(principal, "记住，我叫小芳，住在成都。", **CTX)
+    second, = append(principal, "记住，我对虾过敏。", **CTX)
+    older, newer = CaptureJob.objects.order_by("to_message_id")
+    CaptureJob.objects.filter(pk=older.pk).update(next_attempt_at=timezone.now() + timedelta(minutes=5))  # its lease
+    assert job_run(newer.pk).status == JobStatus.PENDING  # the newer runner gives up behind the lease
+    CaptureJob.objects.filter(pk=older.pk).update(next_attempt_at=timezone.now())
+    job_run(older.pk)
+    triggers._run_queued_behind(older.pk)
+    assert set(CaptureJob.objects.values_list("status", flat=True)) == {JobStatus.DONE}
+    assert set(Node.objects.filter(user_id="u1").values_list("title", flat=True)) >= {"用户叫小芳", "用户对虾过敏"}
