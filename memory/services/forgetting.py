@@ -33,12 +33,12 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, quotes
+from memory.services.forgotten_turns import recall_turns
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import value_hash
 from memory.services.nodes import (
     node_delete,
     node_for_write,
-    recall_sources_again,
     supersede_input,
     supersede_locked,
     validate_node_input,
@@ -218,7 +218,7 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
         node.updated_at = timezone.now()
         node.version += 1
         node.save(update_fields=["status", "updated_at", "version"])
-        recalled = recall_sources_again(principal=principal, node=node, forgotten_at=forgotten_at)
+        recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at)
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                      payload={"previous_status": NodeStatus.DELETED, "recalled_messages": recalled})
     return node
@@ -232,7 +232,7 @@ def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> No
     node.updated_at = timezone.now()
     node.version += 1
     node.save(update_fields=["status", "updated_at", "version"])
-    recalled = recall_sources_again(principal=principal, node=node, forgotten_at=forgotten_at)
+    recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at)
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                  payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
                           "recalled_messages": recalled})

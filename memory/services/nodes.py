@@ -16,6 +16,7 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, quotes
 from memory.services.embeddings import embeddings_drop, embeddings_schedule
+from memory.services.forgotten_turns import hide_turns
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
     NodeInput,
@@ -415,12 +416,12 @@ def node_delete(
             node.status = NodeStatus.DELETED
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
-            hidden = _hide_sources(principal, node, now)
+            hidden = hide_turns(principal=principal, node=node, now=now)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
-        hidden = _hide_sources(principal, node, now)
+        hidden = hide_turns(principal=principal, node=node, now=now)
         words = node_words(node)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
@@ -432,34 +433,3 @@ def node_delete(
                      "hidden_messages": hidden},
         )
 
-
-def _said_by(principal: Principal, node: Node) -> list[int]:
-    """The messages `node` was taken from, and the assistant's answer right after each (an answer
-    "好的，已经记下：你对花生过敏" says it again)."""
-    sources = list(NodeSource.objects.filter(node=node).values_list("message_id", flat=True))
-    said = list(sources)
-    for message_id, session_id in Message.objects.filter(team=principal.team, pk__in=sources).values_list(
-            "pk", "session_id"):
-        reply = Message.objects.filter(team=principal.team, session_id=session_id, pk__gt=message_id).order_by(
-            "pk").values_list("pk", "role").first()
-        if reply is not None and reply[1] == "assistant":
-            said.append(reply[0])
-    return said
-
-
-def _hide_sources(principal: Principal, node: Node, now) -> int:
-    """Mark the messages `node` was taken from, and the answers to them (_said_by), as no longer
-    recalled, at `now` (the forget's time: a restore unmarks only what this forget marked);
-    returns how many."""
-    return Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node),
-                                  memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
-
-
-def recall_sources_again(*, principal: Principal, node: Node, forgotten_at) -> int:
-    """After `node`, soft-forgotten at `forgotten_at`, is restored: the messages that forget
-    marked are recalled again, but not those another forgotten node was also taken from, nor
-    those an earlier forget marked (a hard forget leaves no link to tell). Returns how many."""
-    said = _said_by(principal, node)
-    others = NodeSource.objects.filter(message_id__in=said, node__status=NodeStatus.DELETED).exclude(node=node)
-    return Message.objects.filter(team=principal.team, pk__in=said, memory_forgotten_at__gte=forgotten_at).exclude(
-        pk__in=others.values("message_id")).update(memory_forgotten_at=None)
