@@ -3,6 +3,9 @@
 Forget by id, or by a selector (scope, domain, category prefix, type, key, value, source
 messages) within the caller's own reach: the user, workspace and session it names. A selector
 never reaches past that owner, so "forget everything of mine" cannot touch another user (S06).
+A user memory forgotten by id takes along its session copies: the same user's session nodes of
+the same key and value (or note text) in any conversation (_session_copies), listed as
+candidates, so the forget needs `confirm`.
 
 - soft: active or expired nodes become `deleted`: out of search and context, kept for audit
   and restore.
@@ -30,12 +33,12 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus
+from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, quotes
 from memory.services.forgotten_turns import recall_turns
 from memory.services.idempotency import idempotency_forget_answers
-from memory.services.node_input import value_hash
+from memory.services.node_input import note_text, value_hash
 from memory.services.nodes import (
     node_delete,
     node_for_write,
@@ -115,6 +118,30 @@ def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
     return nodes.filter(status__in=statuses)
 
 
+def _session_copies(principal: Principal, ids: list[int], mode: str) -> list[int]:
+    """The session copies of the user memories `ids` name: the same user's session nodes, in
+    any of their conversations the principal may read, of the same domain, key and value (a
+    keyless note: the same note text). Capture keeps what the user said in passing in the
+    conversation's memory; when they later ask to remember it, the user memory is another node,
+    and forgetting that one by its id left the copy (and the turn it came from) to be recalled."""
+    if Scope.SESSION not in principal.writable_scopes:
+        return []
+    statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
+    copies: list[int] = []
+    for node in Node.objects.filter(team=principal.team, pk__in=ids, scope=Scope.USER).exclude(user_id=""):
+        same = Node.objects.filter(team=principal.team, scope=Scope.SESSION, user_id=node.user_id, domain=node.domain,
+                                   status__in=statuses, session__deleted_at__isnull=True)
+        if principal.workspace_ids is not None:
+            same = same.filter(workspace_id__in=sorted(principal.workspace_ids))
+        if node.key:
+            same = same.filter(key=node.key, value_hash=node.value_hash)
+        else:
+            same = [other for other in same.filter(key="", type=node.type)
+                    if note_text(other.title) == note_text(node.title)]
+        copies += [other.pk for other in same if other.pk not in ids and other.pk not in copies]
+    return copies
+
+
 def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
     """`ids` and every node they superseded or absorbed as duplicates (memory.capture.consolidate),
     directly or not (newest first)."""
@@ -153,6 +180,8 @@ def memory_forget(
                                fields={"id": ["too many candidates"]})
         for node in candidates:
             principal.check_write_scope(node.scope)
+        if selector.node_id is not None:
+            ids += _session_copies(principal, ids, mode)
         matched = len(ids)
         if mode == "hard":
             ids = _with_predecessors(principal, ids)  # the versions they replaced hold the same fact

@@ -128,3 +128,27 @@ def test_a_reason_that_names_a_kind_of_thing_is_kept(principal):
     memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OLD), node_id=node_id), mode="hard",
                   reason="admin cleanup: low confidence, health tags", confirm=True)
     assert AuditEvent.objects.get(event_type="memory.forget").reason == "admin cleanup: low confidence, health tags"
+
+
+def test_forgetting_a_user_memory_by_id_takes_its_session_copies_along(principal):
+    """Tried with `make run`: "我对芒果过敏" said in passing (capture keeps it in the conversation),
+    then "记住，我对芒果过敏" (a user memory). Hard-forgetting the user memory by its id, from
+    another conversation, left the session copy — and the turn it came from was still recalled."""
+    from memory.models import Node
+
+    passing, = append(principal, "我叫小周。我对芒果过敏，吃了会起疹子。", **OLD)
+    asked, = append(principal, "记住，我对芒果过敏", **OLD)
+    node = {"type": "constraint", "domain": "生活技能", "key": "allergy", "value_json": "芒果", "title": "用户对芒果过敏"}
+    copy = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", reason="r", **OLD,
+        node={"scope": "session", **node, "source_message_ids": [passing.pk]})).node_id
+    mine = remember(principal, asked, "用户对芒果过敏", type="constraint")
+    Node.objects.filter(pk=mine).update(domain="生活技能", key="allergy", value_json="芒果",
+                                        value_hash=Node.objects.get(pk=copy).value_hash)
+    other = Owner(workspace_id="w1", user_id="u1", session_id="new")
+    asked_first = memory_forget(principal=principal, selector=ForgetSelector(owner=other, node_id=mine), mode="hard")
+    assert asked_first.requires_confirmation and {node.pk for node in asked_first.candidates} == {mine, copy}
+    done = memory_forget(principal=principal, selector=ForgetSelector(owner=other, node_id=mine), mode="hard",
+                         confirm=True)
+    assert set(done.deleted_ids) == {mine, copy} and not Node.objects.filter(pk__in=[mine, copy]).exists()
+    assert "芒果" not in build(principal, "我对什么过敏？", owner=other).block
