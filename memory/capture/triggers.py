@@ -81,12 +81,14 @@ def _run_queued_behind(job_id: int) -> None:
 
     with scopes_disabled():
         session_id = CaptureJob.objects.filter(pk=job_id).values_list("session_id", flat=True).first()
+    if session_id is None:
+        return  # its conversation was forgotten
     for _ in range(limits.CAPTURE_ATTEMPTS_MAX * 50):
         with scopes_disabled():
             due = (CaptureJob.objects.filter(session_id=session_id, status=JobStatus.PENDING,
                                              next_attempt_at__lte=timezone.now())
                    .order_by("to_message_id").values_list("pk", flat=True).first())
-        if session_id is None or due is None:
+        if due is None:
             return
         ran = job_run(due)
         if ran is None or ran.status == JobStatus.PENDING:

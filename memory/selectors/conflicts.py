@@ -118,11 +118,13 @@ def losers_among(rivals: Iterable[dict], nodes: Iterable[Node], now: datetime) -
         if group in groups:
             ranked.setdefault(group, []).append((seed_order_key(values, now), values["pk"], values["type"],
                                                  _fields(values["value_json"])))
+    for entries in ranked.values():
+        entries.sort()  # the seed's order
     beaten: dict[int, int] = {}
     reached = {entry[1] for entries in ranked.values() for entry in entries}
     for entries in ranked.values():
         before: list[tuple[int, str, frozenset | None]] = []  # every rival so far, kept or not
-        for _rank, pk, type_, fields in sorted(entries):
+        for _rank, pk, type_, fields in entries:
             shares = next((earlier for earlier, earlier_type, earlier_fields in before
                            if _meet(type_, fields, earlier_type, earlier_fields)), None)
             if shares is not None:
@@ -137,7 +139,7 @@ def losers_among(rivals: Iterable[dict], nodes: Iterable[Node], now: datetime) -
             losers[node.pk] = beaten[node.pk]
         elif node.pk not in reached:
             fields = _fields(node.value_json)
-            winner = next((pk for _rank, pk, type_, rival_fields in sorted(ranked[group])
+            winner = next((pk for _rank, pk, type_, rival_fields in ranked[group]
                            if _meet(node.type, fields, type_, rival_fields)), None)
             if winner is not None:
                 losers[node.pk] = beaten.get(winner, winner)

@@ -6,22 +6,22 @@ restore's transaction (memory.services.nodes.node_delete, memory.services.forget
 
 from datetime import datetime
 
+from django.db.models import OuterRef, Subquery
+
 from accounts.principal import Principal
-from memory.models import Message, Node, NodeSource, NodeStatus
+from memory.models import Message, MessageRole, Node, NodeSource, NodeStatus
 
 
 def _said_by(principal: Principal, node: Node) -> list[int]:
     """The messages `node` was taken from, and the assistant's answer right after each (an answer
     "好的，已经记下：你对花生过敏" says it again)."""
     sources = list(NodeSource.objects.filter(node=node).values_list("message_id", flat=True))
-    said = list(sources)
-    for message_id, session_id in Message.objects.filter(team=principal.team, pk__in=sources).values_list(
-            "pk", "session_id"):
-        reply = Message.objects.filter(team=principal.team, session_id=session_id, pk__gt=message_id).order_by(
-            "pk").values_list("pk", "role").first()
-        if reply is not None and reply[1] == "assistant":
-            said.append(reply[0])
-    return said
+    following = Message.objects.filter(team=principal.team, session_id=OuterRef("session_id"),
+                                       pk__gt=OuterRef("pk")).order_by("pk")
+    replies = (Message.objects.filter(team=principal.team, pk__in=sources)
+               .annotate(next_id=Subquery(following.values("pk")[:1]), next_role=Subquery(following.values("role")[:1]))
+               .filter(next_role=MessageRole.ASSISTANT).values_list("next_id", flat=True))  # one statement
+    return [*sources, *replies]
 
 
 def hide_turns(*, principal: Principal, node: Node, now: datetime) -> int:
