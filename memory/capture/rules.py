@@ -12,8 +12,8 @@ in both languages:
   state (今天, today, a health condition) → the session with expires_at; anything else about
   the user → the user when explicit, else the session (inferred, never user memory);
 - supersede: a statement that replaces an active memory (可以接受一点香菜 after 不吃香菜, a
-  correction 不是X，是Y, a task now done) → operation supersede of that node, which keeps its
-  scope; a statement replacing an earlier one of the same window replaces that proposal.
+  correction 不是X，是Y, a task now done, a new home after 我住在杭州) → operation supersede of
+  that node, which keeps its scope; a statement replacing an earlier one of the same window replaces that proposal.
   A passing state never supersedes a lasting memory outside the session;
 - nothing is proposed that is already active as is.
 
@@ -36,6 +36,8 @@ from memory.capture import rules_en, rules_zh
 from memory.capture.base import Extraction, ExtractionContext, MessageView, NodeView
 from memory.capture.rules_common import (
     COOKING,
+    GENERAL,
+    PROFILE_FIELDS,
     REPLACES,
     Finding,
     Rule,
@@ -217,6 +219,8 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
     key = finding.spec.key
     if key in REPLACES:
         return node.domain == COOKING and node.key in REPLACES[key] and same_text(_ingredient(node.value_json), finding.item)
+    if finding.kind in PROFILE_FIELDS:
+        return _profile_replaces(finding, node)
     if finding.kind == "correction":
         return node.type != "correction" and any(same_text(text, finding.old) for text in value_strings(node.value_json))
     if finding.kind == "task_done":
@@ -224,6 +228,18 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
         is_open = not (isinstance(value, dict) and value.get("status") == "done")
         return node.type == "task" and is_open and _same_task(_task_text(node), finding.item)
     return False
+
+
+def _profile_replaces(finding: Finding, node: NodeView) -> bool:
+    """A new name, home, workplace or occupation replaces the user's fact of the same key with
+    another value, or a keyless fact capture stored before these had keys (its value names
+    the same field: {"lives": "杭州"})."""
+    if node.type != "fact" or node.domain != GENERAL or canonical(node.value_json) == canonical(finding.value):
+        return False
+    if node.key:
+        return node.key == finding.spec.key
+    value = node.value_json
+    return isinstance(value, dict) and set(value) == {PROFILE_FIELDS[finding.kind]}
 
 
 def _title_names(finding: Finding, node: NodeView) -> bool:

@@ -59,17 +59,23 @@ KINDS: dict[str, Kind] = {
     "like": Kind("preference", confidence=0.8, importance=0.5),
     "dislike": Kind("preference", confidence=0.8, importance=0.5),
     "favorite": Kind("preference", confidence=0.85, importance=0.5),
-    "fact_lives": Kind("fact", confidence=0.85, importance=0.6),
-    "fact_works": Kind("fact", confidence=0.85, importance=0.6),
+    "fact_lives": Kind("fact", "home", confidence=0.85, importance=0.6),
+    "fact_works": Kind("fact", "workplace", confidence=0.85, importance=0.6),
     "fact_named": Kind("fact", confidence=0.85, importance=0.5),
-    "fact_name": Kind("fact", confidence=0.85, importance=0.7),
-    "fact_job": Kind("fact", confidence=0.85, importance=0.6),
+    "fact_name": Kind("fact", "name", confidence=0.85, importance=0.7),
+    "fact_job": Kind("fact", "occupation", confidence=0.85, importance=0.6),
     "note": Kind("fact", confidence=0.9, importance=0.7),
     "decision": Kind("decision", confidence=0.85, importance=0.7, project=True),
     "task": Kind("task", confidence=0.8, importance=0.6, project=True),
     "task_done": Kind("task", confidence=0.8, importance=0.5, project=True),
     "correction": Kind("correction", confidence=0.9, importance=0.8),
 }
+
+# The user's own name, home, workplace and occupation: one value each (a key without a schema
+# rule is one-valued), so a new one supersedes the old (我叫小红，不，我叫小绿; I moved to Berlin).
+# The field each kind's value names, as capture's facts stored it before they had keys
+# ({"lives": "杭州"}): such a keyless fact is replaced by a keyed one as well.
+PROFILE_FIELDS = {"fact_lives": "lives", "fact_works": "works", "fact_name": "name", "fact_job": "job"}
 
 # A new ingredient preference replaces an active one of these keys about the same ingredient.
 REPLACES = {

@@ -41,6 +41,9 @@ FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|plea
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
 END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
        r"|so|or|but|now|from|on|lately|today|tonight|tomorrow)\b|\s*[,.;:!?)\"]|\s*$)")
+# After a place one moved to: a time may follow ("I moved to Berlin last year").
+MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
+            r"|months?|ago)\b|\s*[,.;:!?)\"]|\s*$)")
 # A stricter end for things that must stay whole ("animals with fur").
 END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I)\b|\s*[,.;:!?)\"]|\s*$)"
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
@@ -71,7 +74,7 @@ TEXTS = {
     "dislike": ("User dislikes {item}", "The user said they dislike {item}.", ("likes",)),
     "favorite": ("User's favorite {what} is {item}", "The user said their favorite {what} is {item}.", ("likes",)),
     "fact_lives": ("User lives in {item}", "The user said they live in {item}.", ("home",)),
-    "fact_works": ("User works as/at {item}", "The user said they work as/at {item}.", ("work",)),
+    "fact_works": ("User works at {item}", "The user said they work at {item}.", ("work",)),
     "fact_named": ("User's {what} is named {item}", "The user's {what} is named {item}.", ("family",)),
     "fact_name": ("User's name is {item}", "The user said their name is {item}.", ("name",)),
     "fact_job": ("User is a {item}", "The user said they are a {item}.", ("work",)),
@@ -249,6 +252,10 @@ OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lec
                "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
                "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer")
 
+# An occupation of the list with up to two words before it ("software engineer"), whole.
+_JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
+        r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
+
 
 def _name(match: re.Match[str], message: str) -> list[Finding]:
     """"My name is Alice" / "call me Al" → a fact: the user's own name."""
@@ -399,16 +406,17 @@ RULES = (
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
     _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
-    _rule("fact", _fact("works"), rf"\bI\s+work\s+as\s+(?:an?\s+)?{ITEM}{END}",
-          rf"\bI\s+work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
+    _rule("fact", _fact("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
+    # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
+    _rule("fact", _fact("lives"),
+          rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"
+          rf"\s+(?:back\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
     # ("Call me …" is as often "call me back", "call me Monday": not read.)
     _rule("fact", _name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
     _rule("fact", _job,
-          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+"
-          rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
-          r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)",
-          generic=True, subjects=SUBJECTS),
+          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+{_JOB}",
+          rf"\bI\s+(?:now\s+)?work\s+as\s+an?\s+{_JOB}", generic=True, subjects=SUBJECTS),
     _rule("fact", _fact("named"),
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),

@@ -238,7 +238,7 @@ SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
 FACT_SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, topic_user=True,
-                         carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年)"))
+                         carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
@@ -249,7 +249,9 @@ def _favorite(match: re.Match[str], message: str) -> list[Finding]:
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
-_NOT_HOMES = set("楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+_MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于)"
+_NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 "
+                 "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
 
 
 def _fact(kind: str):
@@ -405,6 +407,9 @@ RULES = (
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
     _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[^的,。!?;\s]{{2,12}}){CLAUSE_END}", generic=True,
           subjects=FACT_SUBJECTS),
+    # A move is a new home (我搬到上海了, 我们家去年搬到了杭州); not a plan (我想搬到上海, 我下个月搬去杭州).
+    _rule("fact", _fact("lives"), rf"{SELF}(?:们)?(?:家|一家)?{_MOVED_WHEN}?搬(?:家)?(?:到|去)了?"
+          rf"(?P<item>(?!过)[^的,。!?;\s]{{2,12}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",

@@ -129,7 +129,7 @@ def test_only_user_messages_are_sources():
     ("I love Italian food", ("preference", "生活技能", "preferred_cuisine", "Italian", "User likes Italian food")),
     ("I'm vegetarian", ("preference", "生活技能", "dietary_restriction", "vegetarian", "User is vegetarian")),
     ("My dog is called Max", ("fact", "general", "", {"named": "Max", "who": "dog"}, "User's dog is named Max")),
-    ("我住在上海", ("fact", "general", "", {"lives": "上海"}, "用户住在上海")),
+    ("我住在上海", ("fact", "general", "home", {"lives": "上海"}, "用户住在上海")),
 ])
 def test_likes_dislikes_allergies_and_facts(text, expected):
     [operation] = extract(text)

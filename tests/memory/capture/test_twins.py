@@ -71,11 +71,11 @@ def test_capture_does_not_repeat_what_the_agent_already_wrote_from_the_message(p
 def test_only_a_note_that_says_the_same_thing_is_absorbed(principal):
     said, = append(principal, "I live in Berlin and I work as a nurse. Remember that.", **CTX)
     capture()
-    assert [title for _, title in active()] == ["User lives in Berlin", "User works as/at nurse"]
+    assert [title for _, title in active()] == ["User lives in Berlin", "User is a nurse"]
     result = propose(principal, said.pk, "Home city: Berlin")  # too few words in common: both stay
     assert len(active()) == 3 and "merged" not in result.message
     result = propose(principal, said.pk, "Lives in Berlin", "The user lives in Berlin")
-    assert [title for _, title in active()] == ["User works as/at nurse", "Home city: Berlin", "Lives in Berlin"]
+    assert [title for _, title in active()] == ["User is a nurse", "Home city: Berlin", "Lives in Berlin"]
 
 
 def test_an_agents_own_notes_and_other_owners_notes_are_never_absorbed(principal):

@@ -1,0 +1,90 @@
+"""The user's name, home, workplace and occupation as capture stores them: one value per key, so
+what the user says later supersedes what they said before, with the chain kept (R-EXTRACT,
+R-STORE supersede). Before these facts had keys, "我叫小红，不，我叫小绿" kept both names and a
+move kept both homes, and the next context block injected both."""
+
+import pytest
+
+from memory.models import Node, NodeStatus
+from tests.helpers import make_node
+from tests.memory.capture.test_rules_apply import OWNER, active_nodes, capture
+
+
+def homes():
+    return [(node.value_json, node.scope) for node in active_nodes(type="fact", key="home").order_by("pk")]
+
+
+def test_a_name_corrected_in_the_same_message_is_stored_once(principal):
+    [said], results = capture(principal, "记住，我叫小红，不，我叫小绿")
+    assert [result.accepted for result in results] == [True]
+    name = active_nodes(key="name").get()
+    assert (name.value_json, name.scope, name.title, name.source_message_ids) == ({"name": "小绿"}, "user", "用户叫小绿",
+                                                                                  [said.pk])
+    assert not Node.objects.filter(title="用户叫小红").exists()
+
+
+def test_a_move_supersedes_the_home_the_user_asked_to_remember(principal):
+    capture(principal, "记住，我住在杭州")
+    hangzhou = active_nodes(key="home").get()
+    [moved], results = capture(principal, "我上个月搬到了上海")
+    assert [(result.operation, result.superseded_id) for result in results] == [("supersede", hangzhou.pk)]
+    shanghai = active_nodes(key="home").get()
+    # The user revising their own memory in their own words keeps it theirs (seed 更新示例).
+    assert (shanghai.value_json, shanghai.scope, shanghai.explicit, shanghai.supersedes_id) == (
+        {"lives": "上海"}, "user", True, hangzhou.pk)
+    assert shanghai.source_message_ids == [moved.pk]
+    hangzhou.refresh_from_db()
+    assert hangzhou.status == NodeStatus.SUPERSEDED
+
+
+def test_saying_the_same_home_again_writes_nothing(principal):
+    capture(principal, "记住，我住在杭州")
+    _, results = capture(principal, "我现在住在杭州")
+    assert results == [] and homes() == [({"lives": "杭州"}, "user")]
+
+
+def test_a_keyless_home_stored_before_keys_is_superseded_too(principal):
+    old = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="用户住在杭州",
+                    content="用户说自己住在杭州。", value_json={"lives": "杭州"}, explicit=True, confidence=0.85)
+    _, results = capture(principal, "我搬到上海了")
+    assert [(result.operation, result.superseded_id) for result in results] == [("supersede", old.pk)]
+    assert homes() == [({"lives": "上海"}, "user")]
+
+
+def test_a_fact_of_another_shape_or_another_key_is_left_alone(principal):
+    note = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="老家在杭州",
+                     value_json={"hometown": "杭州"})
+    capture(principal, "记住，我叫小红，在腾讯上班，是一名护士")
+    capture(principal, "我搬到上海了")
+    assert Node.objects.get(pk=note.pk).status == NodeStatus.ACTIVE
+    keyed = {node.key: node.value_json for node in active_nodes(type="fact").exclude(key="")}
+    assert keyed == {"name": {"name": "小红"}, "workplace": {"works": "腾讯"}, "occupation": {"job": "护士"},
+                     "home": {"lives": "上海"}}
+
+
+def test_a_new_job_supersedes_the_old_one_in_english(principal):
+    capture(principal, "Remember that I work as a nurse and I live in Berlin.")
+    nurse = active_nodes(key="occupation").get()
+    berlin = active_nodes(key="home").get()
+    _, results = capture(principal, "I'm a software engineer now. We moved to Lisbon last year.")
+    assert sorted((result.operation, result.superseded_id) for result in results) == [
+        ("supersede", nurse.pk), ("supersede", berlin.pk)]
+    assert active_nodes(key="occupation").get().value_json == {"job": "software engineer"}
+    assert homes() == [({"lives": "Lisbon"}, "user")]
+
+
+@pytest.mark.parametrize("text", [
+    "我妈搬到上海了", "我老公上个月搬到了深圳", "我想搬到上海", "我下个月搬去杭州", "我以前搬到过北京", "我搬到新家了",
+    "My sister moved to Paris", "He moved to Rome last year", "I work as hard as I can",
+])
+def test_someone_elses_move_a_plan_or_no_place_replaces_no_home(principal, text):
+    capture(principal, "记住，我住在杭州")
+    _, results = capture(principal, text)
+    assert results == [] and homes() == [({"lives": "杭州"}, "user")]
+
+
+def test_another_users_home_is_not_superseded(principal):
+    capture(principal, "记住，我住在杭州", owner={**OWNER, "user_id": "someone-else", "session_id": "theirs"})
+    capture(principal, "记住，我住在上海")
+    assert sorted((node.user_id, node.value_json["lives"]) for node in active_nodes(key="home")) == [
+        ("someone-else", "杭州"), ("xiaoming", "上海")]
