@@ -48,6 +48,7 @@ class Spec:
     nullable_refs: frozenset[str] = frozenset()
     zero_refs: frozenset[str] = frozenset()  # plain integer columns where 0 means "none" (written as null)
     list_refs: tuple[tuple[str, str], ...] = ()  # (name, record type): a list of references
+    optional: frozenset[str] = frozenset()  # fields a file written before they existed may leave out (null)
 
 
 SUMMARY_FIELDS = ("summary", "current_goal", "constraints", "preferences", "decisions", "completed_work",
@@ -72,8 +73,11 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
     Spec("lexicon_set", LexiconSet, ("workspace_id", "terms", "created_at", "updated_at", "updated_by")),
     Spec("session", Session, ("workspace_id", "user_id", "external_id", "created_at", "last_message_at",
                               "deleted_at"), keyed=True),
-    Spec("message", Message, ("role", "content", "metadata", "created_at", "occurred_at"),
-         refs=(("session", "session"), ("parent", "message")), keyed=True, nullable_refs=frozenset({"parent"})),
+    # memory_forgotten_at: a turn a forgotten memory was taken from stays out of recall after an
+    # import too (memory.services.forgotten_turns).
+    Spec("message", Message, ("role", "content", "metadata", "created_at", "occurred_at", "memory_forgotten_at"),
+         refs=(("session", "session"), ("parent", "message")), keyed=True, nullable_refs=frozenset({"parent"}),
+         optional=frozenset({"memory_forgotten_at"})),
     Spec("summary", Summary, SUMMARY_FIELDS,
          refs=(("session", "session"), ("parent", "summary"), ("from_message", "message"), ("to_message", "message")),
          keyed=True, nullable_refs=frozenset({"parent"})),
@@ -185,7 +189,7 @@ def _shape_problem(spec: Spec, record: dict[str, Any]) -> str | None:
     fields, refs = record["fields"], record["refs"]
     if not isinstance(fields, dict) or not isinstance(refs, dict):
         return "fields and refs must be objects"
-    for what, have, expected in (("field", fields, set(spec.fields)),
+    for what, have, expected in (("field", set(fields) | spec.optional, set(spec.fields)),
                                  ("reference", refs, {name for name, _ in spec.refs + spec.list_refs})):
         unknown, missing = sorted(set(have) - expected), sorted(expected - set(have))
         if unknown or missing:
@@ -211,7 +215,7 @@ def check_record(spec: Spec, record: dict[str, Any], where: str) -> dict[str, An
     values: dict[str, Any] = {}
     for name in spec.fields:
         field = spec.model._meta.get_field(name)
-        value = record["fields"][name]
+        value = record["fields"].get(name)  # only an optional field may be missing (_shape_problem)
         problem = _problem(field, value) or _limit_problem(f"{spec.name}.{name}", value)
         if problem:
             raise bad(f"{name} {problem}")
