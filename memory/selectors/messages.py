@@ -65,12 +65,13 @@ def messages_recent(*, session: Session, limit: int) -> list[Message]:
     """The last `limit` messages of the session, oldest first (server order), leaving out
     system messages: they are the agent's own instructions, which it sends with every model
     call, and the block is recalled data, not instructions (R-CTX). The same holds for the
-    earlier messages of messages_search."""
+    earlier messages of messages_search. Turns a forgotten memory was taken from are left out
+    too (Message.memory_forgotten_at, R-STORE): the block recalls them nowhere."""
     if limit <= 0:
         return []
     newest = read(Message, f"SELECT {columns(Message, 'm')} FROM {Message._meta.db_table} m "
                            f"WHERE m.team_id = %s AND m.session_id = %s AND m.role <> %s "
-                           f"ORDER BY m.id DESC LIMIT {int(limit)}",
+                           f"AND m.memory_forgotten_at IS NULL ORDER BY m.id DESC LIMIT {int(limit)}",
                   [session.team_id, session.pk, MessageRole.SYSTEM.value])
     for message in newest:
         message.session = session  # serialisers read it; no query per message

@@ -16,7 +16,7 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, quotes
 from memory.services.embeddings import embeddings_drop, embeddings_schedule
-from memory.services.forgotten_turns import hide_turns
+from memory.services.forgotten_turns import hide_turns, strip_summaries
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
     NodeInput,
@@ -399,8 +399,10 @@ def node_delete(
     audit event records who, when and why.
     Either way the messages it was taken from are no longer recalled as earlier messages
     (Message.memory_forgotten_at): the turn says what was forgotten (a newcomer forgot an
-    allergy and the next conversation's block still quoted "…我对花生过敏"). The audit event
-    counts them (`hidden_messages`).
+    allergy and the next conversation's block still quoted "…我对花生过敏"), and the summaries
+    of those conversations lose the sentences and items that say it
+    (memory.services.forgotten_turns.strip_summaries). The audit event counts both
+    (`hidden_messages`, `stripped_summaries`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -417,12 +419,15 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             hidden = hide_turns(principal=principal, node=node, now=now)
+            summaries = strip_summaries(principal=principal, node=node, words=node_words(node))
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
-                         payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden})
+                         payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
+                                  "stripped_summaries": summaries})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         hidden = hide_turns(principal=principal, node=node, now=now)
         words = node_words(node)
+        summaries = strip_summaries(principal=principal, node=node, words=words)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
@@ -430,6 +435,6 @@ def node_delete(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
             workspace_id=workspace, user_id=user, reason=FORGOTTEN if quotes(reason, words) else reason,
             payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
-                     "hidden_messages": hidden},
+                     "hidden_messages": hidden, "stripped_summaries": summaries},
         )
 

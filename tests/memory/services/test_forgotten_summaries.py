@@ -1,0 +1,94 @@
+"""A forgotten memory leaves the summaries of the conversations it was taken from (R-STORE
+provable forgetting, R-CTX L3). After a forget, the conversation's summary still said
+"用户: 记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", and the block of that conversation injected it
+under [Conversation summary]."""
+
+import pytest
+
+from memory.capture.summarize import RuleSummarizer
+from memory.capture.summary_roll import summary_roll
+from memory.models import AuditEvent, Session, Summary
+from memory.selectors.nodes import Owner
+from memory.services.forgetting import node_restore
+from memory.services.proposals import Proposal, proposal_apply
+from memory.services.sessions import SessionRef
+from memory.services.summaries import SummaryInput, summary_append
+from tests.helpers import append
+from tests.memory.selectors.test_context import build
+from tests.memory.services.test_forgotten_turns import OLD, forget, remember
+
+SAME = Owner(**OLD)
+OTHER = {**OLD, "session_id": "other"}
+
+
+@pytest.fixture
+def summarized(principal):
+    both, = append(principal, "记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", **OLD)
+    append(principal, "好的，已经记下：你对花生过敏。", role="assistant", **OLD)
+    append(principal, "我周末喜欢去爬山。", **OLD)
+    mango = remember(principal, both, "用户最喜欢芒果冰淇淋")
+    allergy = proposal_apply(principal=principal, proposal=Proposal(  # as capture writes it: with its entity
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
+              "source_message_ids": [both.pk]})).node_id
+    session = Session.objects.get(team=principal.team, external_id="old")
+    summary = summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
+    assert "花生" in summary.summary
+    return summary, mango, allergy
+
+
+def latest(principal, session_id="old"):
+    return Summary.objects.filter(team=principal.team, session__external_id=session_id).latest("pk")
+
+
+@pytest.mark.parametrize("mode", ["soft", "hard"])
+def test_the_conversations_summary_no_longer_says_it(principal, summarized, mode):
+    summary, mango, allergy = summarized
+    forget(principal, allergy, mode)
+    stripped = latest(principal)
+    assert "花生" not in stripped.summary and "我周末喜欢去爬山" in stripped.summary
+    block = build(principal, "", owner=SAME).block  # neither in the summary nor in the recent window
+    assert "花生" not in block and "user: 我周末喜欢去爬山" in block
+    event = AuditEvent.objects.get(event_type=f"memory.node.{'deleted' if mode == 'soft' else 'hard_deleted'}")
+    assert event.payload["stripped_summaries"] == 1
+
+
+def test_list_items_and_a_goal_that_say_it_go_and_the_others_stay(principal, summarized):
+    """What quotes the forgotten turn goes as the turn does, whole: the turn also said the mango
+    ice cream, so its item goes too (the mango memory itself stays)."""
+    summary, mango, allergy = summarized
+    ref = SessionRef(session_id="old", user_id="u1", workspace_id="w1")
+    append(principal, "帮我找个菜谱。", **OLD)
+    summary_append(principal=principal, data=SummaryInput(
+        session=ref, summary="用户想做一道不含花生的菜。", current_goal="找一个不含花生的菜谱",
+        lists={"constraints": ["对花生过敏", "少油"], "preferences": ["喜欢芒果冰淇淋", "喜欢爬山"]}))
+    forget(principal, allergy, "hard")
+    stripped = latest(principal)
+    assert (stripped.summary, stripped.current_goal, stripped.constraints, stripped.preferences) == (
+        "[forgotten]", "", ["少油"], ["喜欢爬山"])
+
+
+def test_another_conversations_summary_is_left_alone(principal, summarized):
+    summary, mango, allergy = summarized
+    append(principal, "我对花生过敏，别推荐花生酱。", **OTHER)
+    theirs = summary_roll(principal=principal, session=Session.objects.get(team=principal.team, external_id="other"),
+                          summarizer=RuleSummarizer(), max_chars=600)
+    forget(principal, allergy, "soft")
+    assert latest(principal, "other").summary == theirs.summary
+
+
+def test_a_restore_brings_the_memory_back_but_not_the_summarys_words(principal, summarized):
+    summary, mango, allergy = summarized
+    forget(principal, allergy, "soft")
+    node_restore(principal=principal, node_id=allergy, reason="by mistake", workspace_id="w1")
+    assert "花生" not in latest(principal).summary
+    assert "用户对花生过敏" in build(principal, "花生", owner=SAME).block  # the memory itself is back
+
+
+def test_forgetting_a_memory_that_quotes_nothing_changes_no_summary(principal, summarized):
+    said, = append(principal, "我喜欢下雨天。", **OLD)
+    rain = remember(principal, said, "用户喜欢下雨天")
+    before = list(Summary.objects.values_list("pk", "summary"))
+    forget(principal, rain, "hard")
+    assert list(Summary.objects.values_list("pk", "summary")) == before
+    assert AuditEvent.objects.get(event_type="memory.node.hard_deleted").payload["stripped_summaries"] == 0
