@@ -127,6 +127,10 @@ class Subjects:
     小红，住在杭州，是一名护士 but not 我老公比我大五岁，是医生, 我叫小红，小明是我男朋友，是医生, nor
     a sentence's first clause (住在楼下的邻居对猫过敏).
 
+    `joint` (before, after): a mention joined to the user (before: the text up to it ends so,
+    after: the text after it begins so) names them together, and so is no mention of someone
+    else: 我和老公都不吃香菜, 我跟我女儿都对花生过敏 are the user's too.
+
     Read once per sentence; each match costs a few binary searches, so a long message stays
     linear."""
 
@@ -136,6 +140,14 @@ class Subjects:
     asking: re.Pattern[str] | None = None
     topic_user: bool = False
     carries: re.Pattern[str] | None = None
+    joint: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+    def _joined(self, sentence: str, mention: re.Match[str]) -> bool:
+        if self.joint is None:
+            return False
+        before, after = self.joint
+        return bool(before.search(sentence, max(0, mention.start() - 8), mention.start())
+                    and after.match(sentence, mention.end()))
 
     def reader(self, sentence: str) -> Callable[[int, int], bool]:
         """`vetoed(start, end)` for matches of `sentence`: about someone else, or asked."""
@@ -144,6 +156,8 @@ class Subjects:
         heads: list[int] = []  # the ends of mentions that are their clause's subject
         subject = [""] * len(starts)  # per clause: "other", "user" or "" (names nobody first)
         for mention in self.others.finditer(sentence):
+            if self._joined(sentence, mention):
+                continue
             ends.append(mention.end())
             index = bisect_right(starts, mention.start()) - 1
             if self.lead.fullmatch(sentence[starts[index]: mention.start()].strip()):

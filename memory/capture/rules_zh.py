@@ -234,10 +234,13 @@ _OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{_OTHER_PEOPLE})(?!毛)")
 # 不要放辣 the user's.
 _LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
 _ASKING = re.compile(r"谁|怎么可能|难道")  # 谁不爱吃辣呢: a question, not a taste
-SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING)
+# 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
+_JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
+SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, joint=_JOINT)
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
 FACT_SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, topic_user=True,
+                         joint=_JOINT,
                          carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))
 
 

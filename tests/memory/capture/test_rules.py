@@ -363,6 +363,13 @@ def test_the_users_own_name_and_work(text, expected):
     ("我太太不吃香菜", []),
     ("我女儿来我家吃饭，她不吃香菜", []),
     ("我老公什么都能吃，我海鲜过敏", [("allergy", "海鲜")]),
+    # The user together with someone else (Subjects.joint): 我和老公都… is the user's too.
+    ("我和老公都不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("我跟我女儿都对花生过敏", [("allergy", "花生")]),
+    ("我和老公俩都不吃辣", [("flavor_profile", {"spicy": "none"})]),
+    ("我和女儿都对虾过敏，老公对花生过敏", [("allergy", "虾")]),
+    ("我跟女儿说不要吃辣", []),
+    ("我和老公吵架了，他不吃香菜", []),
     ("我女儿不吃香菜，我香菜可以接受一点", [("limit_ingredient", {"ingredient": "香菜", "amount": "少量"})]),
     ("带女儿出去吃饭，不要放辣", [("avoid_ingredient", "辣")]),
     ("我对猫毛过敏", [("", "猫毛")]),
