@@ -350,6 +350,18 @@ MEMORY_EMBEDDER = env_str("MEMORY_EMBEDDER", "")
 # A node's concepts are indexed when it is written (migration 0025 did the nodes before it):
 # after turning them on, `manage.py reindex_nodes` indexes the nodes written while they were off.
 MEMORY_CONCEPTS = env_str("MEMORY_CONCEPTS", "cilin")
+# The time zone a context call reads "today", "昨天" and "5月3日" in when the request names none (an IANA
+# name such as Asia/Shanghai); "" reads them in UTC, from a day early.
+MEMORY_TIME_ZONE = env_str("MEMORY_TIME_ZONE", "")
+if MEMORY_TIME_ZONE:
+    from importlib import resources as _resources
+
+    _ZONES = {name.casefold() for name in _resources.files("tzdata").joinpath("zones").read_text().split()}
+    if MEMORY_TIME_ZONE.casefold() not in _ZONES:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"MEMORY_TIME_ZONE must be an IANA time zone name such as Asia/Shanghai, "
+                                   f"got {MEMORY_TIME_ZONE!r}")
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")  # any OpenAI-compatible /v1 endpoint; empty: rules only
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")

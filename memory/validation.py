@@ -136,6 +136,15 @@ def _zone_of_tzdata(name: str) -> tzinfo:
         return zoneinfo.ZoneInfo.from_file(data, key=name)
 
 
+def context_time_zone(name: str) -> tzinfo | None:
+    """The time zone a context call reads dates in: `name` (the request's), else the
+    deployment's MEMORY_TIME_ZONE, else None (UTC, from a day early). Raises InvalidInput for a
+    request's unknown name (time_zone)."""
+    from django.conf import settings
+
+    return time_zone(name or settings.MEMORY_TIME_ZONE)
+
+
 def time_zone(name: str) -> tzinfo | None:
     """The IANA time zone `name` ("Asia/Shanghai", "America/New_York", in any case:
     "asia/shanghai" is the same zone); None for "" (not known: dates are read in UTC, from a

@@ -45,8 +45,9 @@ class ContextInSerializer(SessionFields):
     budget = BudgetInSerializer(required=False)
     timezone = StrictCharField(
         max_length=64, required=False, allow_blank=True, default="",
-        help_text="The end user's IANA time zone, e.g. Asia/Shanghai (default UTC): earlier messages are dated, "
-                  "and dates the query names ('yesterday', '上周', 'on May 3') are read, in it.")
+        help_text="The end user's IANA time zone, e.g. Asia/Shanghai (default: the deployment's MEMORY_TIME_ZONE, "
+                  "else UTC): earlier messages are dated, and dates the query names ('yesterday', '上周', 'on May 3') "
+                  "are read, in it.")
 
 
 class ContextItemSerializer(serializers.Serializer):

@@ -68,7 +68,7 @@ from memory.selectors.context_items import (
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
 from memory.selectors.rows import prefetch_source_links
-from memory.validation import time_zone
+from memory.validation import context_time_zone
 
 __all__ = ["ContextRequest", "MemoryContext", "context_build"]
 
@@ -303,7 +303,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
     part failed.
     """
     started = time.perf_counter()
-    time_zone(request.timezone)  # InvalidInput before any work
+    context_time_zone(request.timezone)  # InvalidInput before any work
     if budget is None:
         budget = budget_resolve(request.budget, team=principal.team, workspace_id=request.owner.workspace_id)
     principal.check_workspace(request.owner.workspace_id)

@@ -43,7 +43,7 @@ from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, instances, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
-from memory.validation import time_zone
+from memory.validation import context_time_zone
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("conversation window", error)
     if request.query.strip() and sizes.top_n > 0:
-        _read_hits(principal, request, session, sizes, parts, now, time_zone(request.timezone))
+        _read_hits(principal, request, session, sizes, parts, now, context_time_zone(request.timezone))
     return parts
 
 

@@ -1,7 +1,11 @@
+import os
+import subprocess
+import sys
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.conf import settings as django_settings
 from django.urls import reverse
 
 from memory.models import Retrieval
@@ -129,6 +133,27 @@ def test_earlier_messages_are_dated_in_the_time_zone_the_call_gives(agent_client
     for spelling in ("asia/shanghai", "ASIA/SHANGHAI", "Asia/ShangHai"):
         assert context(agent_client, query="香山", timezone=spelling).json()["block"] == \
             context(agent_client, query="香山", timezone="Asia/Shanghai").json()["block"]
+
+
+def test_a_call_that_names_no_time_zone_takes_the_deployments(agent_client, principal, settings):
+    """MEMORY_TIME_ZONE: an agent that sends no timezone still gets its users' days, not UTC's."""
+    append(principal, "我们在香山爬山了", session_id="s-old", user_id="u1", occurred_at=datetime(
+        2024, 3, 1, 7, 30, tzinfo=ZoneInfo("Asia/Shanghai")))
+    append(principal, "hello", session_id="s1", user_id="u1")
+    settings.MEMORY_TIME_ZONE = "Asia/Shanghai"
+    dated = [line for line in context(agent_client, query="香山爬山").json()["block"].splitlines() if "香山" in line]
+    assert dated == ["- [2024-03-01] user: 我们在香山爬山了"]
+    # The call's own zone still wins.
+    assert "- [2024-02-29] user: 我们在香山爬山了" in context(agent_client, query="香山爬山",
+                                                         timezone="UTC").json()["block"]
+
+
+def test_an_unknown_deployment_time_zone_stops_the_start():
+    started = subprocess.run([sys.executable, "-c", "import django; django.setup()"], capture_output=True, text=True,
+                             cwd=django_settings.BASE_DIR, timeout=120,
+                             env={**os.environ, "MEMORY_TIME_ZONE": "Mars/Olympus",
+                                  "DJANGO_SETTINGS_MODULE": "config.settings"})
+    assert started.returncode != 0 and "MEMORY_TIME_ZONE must be an IANA time zone name" in started.stderr
 
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "+08:00", "Asia", "../../etc/passwd", "/etc/localtime",
