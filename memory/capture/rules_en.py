@@ -56,7 +56,7 @@ _POINTING = set(
 # makes writing fun": "makes …" is not what is loved), a conjunction.
 _BAD_START = {"the", "to", "being", "seeing", "hearing", "knowing", "having", "getting", "doing", "going", "not", "no",
               "if", "and", "or", "but", "just", "really", "is", "are", "was", "were", "makes", "made", "has", "have",
-              "gives", "brings", "keeps", "helps", "means", "can", "will", "would"}
+              "gives", "brings", "keeps", "helps", "means", "can", "will", "would", "every", "each"}
 _STRIP_START = re.compile(r"^(?:a|an|some|any|most|all kinds of|eating|to eat)\s+", re.IGNORECASE)
 
 TEXTS = {
@@ -299,6 +299,9 @@ def _text(match: re.Match[str], *, longest: int = 14) -> str:
 
 
 def _note(match: re.Match[str], message: str) -> list[Finding]:
+    """"Remember that I moved to Lisbon" → a note; "Remember that epic block in Game 7?" asks."""
+    if match.string[match.end(): match.end() + 1] == "?":
+        return []
     text = _text(match, longest=25)
     return [say("note", text[0].upper() + text[1:], entities=[])] if text and len(text.split()) >= 2 else []
 

@@ -379,6 +379,9 @@ def test_the_users_own_name_and_work(text, expected):
     ("I don't want very spicy food", [("flavor_profile", {"spicy": "low"})]),
     ("I don't just like spicy food, I love it", [("flavor_profile", {"spicy": "high"})]),
     ("Who doesn't love spicy food?", []),
+    # Read on LoCoMo's turns: a question that begins "Remember that…" asks, and "every day" is no liking.
+    ("Remember that epic block in Game 7 of the '16 Finals? He chased down Iguodala.", []),
+    ("Thanks, Joanna! I'm really grateful to have a job I enjoy every day.", []),
     ("My kids don't want spicy food", []),
     ("I used to love spicy food", []),
     ("我不是不吃香菜", []),
