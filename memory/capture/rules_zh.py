@@ -209,8 +209,13 @@ def _health(match: re.Match[str], message: str) -> list[Finding]:
     return [say("health", value, said=match.string.strip())]
 
 
+# 我很喜欢这个颜色: a thing the conversation points at, which says nothing without it.
+_POINTED = re.compile(r"^(?:很|真|好|超|特别|非常|最|也|还|都)*(?:这|那)(?:个|种|些|款|件|首|部|本|只|条|样)?")
+
+
 def _like(match: re.Match[str], message: str) -> list[Finding]:
-    item = clean(match["item"], longest=10) if not match["item"].startswith(("的", "上", "过")) else ""
+    raw = match["item"]
+    item = clean(raw, longest=10) if not raw.startswith(("的", "上", "过")) and not _POINTED.match(raw) else ""
     return [say("like", item)] if len(item) >= 2 else []
 
 

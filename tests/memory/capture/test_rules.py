@@ -370,6 +370,10 @@ def test_the_users_own_name_and_work(text, expected):
     ("我和女儿都对虾过敏，老公对花生过敏", [("allergy", "虾")]),
     ("我跟女儿说不要吃辣", []),
     ("我和老公吵架了，他不吃香菜", []),
+    # A liking of what the conversation points at says nothing alone (read on MADial's turns).
+    ("真的吗？我妈妈选的呢，我很喜欢这个颜色！", []),
+    ("我特别喜欢这道菜", []),
+    ("我喜欢真丝", [("", "真丝")]),
     ("我女儿不吃香菜，我香菜可以接受一点", [("limit_ingredient", {"ingredient": "香菜", "amount": "少量"})]),
     ("带女儿出去吃饭，不要放辣", [("avoid_ingredient", "辣")]),
     ("我对猫毛过敏", [("", "猫毛")]),
