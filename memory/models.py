@@ -98,6 +98,11 @@ def speaker_name(metadata: Any) -> str:
     return name if isinstance(name, str) and 0 < len(name) <= SPEAKER_NAME_MAX else ""
 
 
+# A message the context block never shows: the agent's own instructions, or a turn a forgotten
+# memory was taken from (memory.services.forgotten_turns).
+UNSHOWN_MESSAGE = models.Q(role="system") | models.Q(memory_forgotten_at__isnull=False)
+
+
 class Message(models.Model):
     """An append-only turn of a conversation (seed memory_messages).
 
@@ -127,8 +132,9 @@ class Message(models.Model):
             # the turns said in a period a question names (memory.selectors.messages._said_in_periods)
             models.Index(models.F("session"), Coalesce(models.F("occurred_at"), models.F("created_at")),
                          name="message_session_said_idx"),
-            # the system messages a summary covers, which the block never shows (context_gather._latest_summary)
-            models.Index(fields=["session", "id"], condition=models.Q(role="system"), name="message_session_system_idx"),
+            # the messages a summary covers that the block never shows — system messages, and turns
+            # a forgotten memory was taken from (context_gather._latest_summary)
+            models.Index(fields=["session", "id"], condition=UNSHOWN_MESSAGE, name="message_session_unshown_idx"),
         ]
 
 

@@ -44,7 +44,9 @@ def capture_principal(team: Team) -> Principal:
 
 
 def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionContext:
-    messages = Message.objects.filter(session=session, pk__gt=job.after_message_id, pk__lte=job.to_message_id)
+    # A turn a forgotten memory was taken from is not read again (it would bring the memory back).
+    messages = Message.objects.filter(session=session, pk__gt=job.after_message_id, pk__lte=job.to_message_id,
+                                      memory_forgotten_at__isnull=True)
     views = tuple(
         MessageView(id=m.pk, role=m.role, content=m.content[: limits.CAPTURE_MESSAGE_CHARS], created_at=m.created_at,
                     speaker=str((m.metadata or {}).get("speaker", "")))

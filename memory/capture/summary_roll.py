@@ -44,7 +44,9 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     `to_message` (ids ascending, at most `max_messages` that are not system messages; the
     rest are left for the next roll). System messages are covered by the range but never
     given to the summarizer, so none of their text enters a summary (R-CTX: the block never
-    shows them); a window of system messages alone appends nothing.
+    shows them); a window of system messages alone appends nothing. Turns a forgotten memory
+    was taken from (Message.memory_forgotten_at) are left out the same way: the next summary
+    does not bring back what a forget took out of the earlier ones.
 
     The summarizer gets the previous summary (None for the first link) and those messages
     only; its draft is fitted to the limits (text ≤ min(max_chars, SUMMARY_TEXT_MAX)
@@ -68,8 +70,10 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     if latest is not None:
         messages = messages.filter(pk__gt=latest.to_message_id)
     # The agent's own instructions stay out of the text (they may hold what must never reach
-    # a prompt again, and the block never shows them); the range still covers them.
-    window = list(messages.exclude(role=MessageRole.SYSTEM).order_by("pk")[:max_messages])
+    # a prompt again, and the block never shows them), and so do turns a forgotten memory was
+    # taken from (memory.services.forgotten_turns); the range still covers them.
+    window = list(messages.exclude(role=MessageRole.SYSTEM).filter(memory_forgotten_at__isnull=True)
+                  .order_by("pk")[:max_messages])
     if not window:
         return None
     first = messages.order_by("pk").values_list("pk", flat=True).first()

@@ -43,13 +43,14 @@ from memory.selectors.profiles import profile_get
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, instances, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
+from memory.services.forgotten_turns import summary_says_nothing
 from memory.validation import context_time_zone
 
 logger = logging.getLogger(__name__)
 
 MIN_LINE_CHARS = 30  # a node line is rarely shorter; sizes the read of standing nodes
 CORRECTIONS_SHOWN = 8  # seed 004: the latest feedback hints
-SYSTEM_COUNTED_MAX = 16  # system messages a summary's count sets aside; with more, it is never called redundant
+UNSHOWN_COUNTED_MAX = 16  # unshown messages a summary's count sets aside; with more, it is never called redundant
 # A summary that covers at most this many messages before the recent window gives way to them:
 # they join the window, and the summary, which would repeat the window, is left out.
 SUMMARY_GAP_MAX = 2
@@ -222,35 +223,41 @@ def _window(fetched: list[Message], size: int, summary: Summary | None, covers: 
 
 def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) -> tuple[Summary | None, int]:
     """The session's latest summary and how many of the session's messages it covers — all of
-    them up to its last one, as each link of the chain is built on the one before, but its
-    system messages, which the block never shows (the agent has its own) — counted up to one
-    more than the block can show (the recent window, and each L5 hit with the turn that
-    followed it), in the same statement."""
+    them up to its last one, as each link of the chain is built on the one before, but those
+    the block never shows: system messages (the agent has its own) and turns a forgotten
+    memory was taken from — counted up to one more than the block can show (the recent
+    window, and each L5 hit with the turn that followed it), in the same statement."""
     shown_at_most = sizes.recent_messages + 2 * sizes.top_n
-    cap = shown_at_most + 1 + SYSTEM_COUNTED_MAX
+    cap = shown_at_most + 1 + UNSHOWN_COUNTED_MAX
     table, messages = Summary._meta.db_table, Message._meta.db_table
     # The messages are those of the team's own session (the summary's, read under the team): by
     # session and id alone the count is an index-only scan of message_session_seq_idx (the
     # statement 0.17 ms on the bench store; with the team's column too, PostgreSQL read every
-    # counted row from the table: 2.7 ms); the system messages, through the partial index
-    # message_session_system_idx (counting only the others would read every row's role).
+    # counted row from the table: 2.7 ms); the unshown ones, through the partial index
+    # message_session_unshown_idx, whose condition (models.UNSHOWN_MESSAGE) is written out the
+    # same here so that both databases use it (counting the others would read every row).
     covered = (f"SELECT COUNT(*) FROM (SELECT 1 FROM {messages} m WHERE m.session_id = s.session_id "
-               f"AND m.id <= s.to_message_id{{role}} LIMIT {{limit}}) AS counted")
-    sql = (f"SELECT {columns(Summary, 's')}, ({covered.format(role='', limit=int(cap))}), "
-           f"({covered.format(role=' AND m.role = %s', limit=SYSTEM_COUNTED_MAX + 1)}) FROM {table} s "
+               f"AND m.id <= s.to_message_id{{unshown}} LIMIT {{limit}}) AS counted")
+    # The role is written in, not bound: a prepared statement's generic plan could not prove a
+    # bound parameter equal to the index's condition.
+    unshown = f" AND (m.role = '{MessageRole.SYSTEM.value}' OR m.memory_forgotten_at IS NOT NULL)"
+    sql = (f"SELECT {columns(Summary, 's')}, ({covered.format(unshown='', limit=int(cap))}), "
+           f"({covered.format(unshown=unshown, limit=UNSHOWN_COUNTED_MAX + 1)}) FROM {table} s "
            "WHERE s.team_id = %s AND s.session_id = %s ORDER BY s.id DESC LIMIT 1")
     using = router.db_for_read(Summary)
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [MessageRole.SYSTEM.value, principal.team.pk, session.pk])
+        cursor.execute(sql, [principal.team.pk, session.pk])
         rows = cursor.fetchall()
     if not rows:
         return None, 0
     summary = instances(Summary, rows, using=using)[0]
     summary.session = session  # serialisers read it
-    every, system = int(rows[0][-2]), int(rows[0][-1])
-    if every >= cap or system > SYSTEM_COUNTED_MAX:
+    if summary_says_nothing(summary):
+        return None, 0  # all it said was forgotten (memory.services.forgotten_turns.strip_summaries)
+    every, unshown_count = int(rows[0][-2]), int(rows[0][-1])
+    if every >= cap or unshown_count > UNSHOWN_COUNTED_MAX:
         return summary, shown_at_most + 1  # more than the block can show
-    return summary, every - system
+    return summary, every - unshown_count
 
 
 def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:

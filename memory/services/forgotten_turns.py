@@ -21,9 +21,12 @@ from memory.services.audit import FORGOTTEN, quotes
 # Where a summary line's sentences end: after Chinese or closing marks, after a full stop only
 # before a space (3.5 stays whole), as memory.capture.summary_fit cuts them.
 _SENTENCE_END = re.compile(r"[。！？；!?;]+|\.(?=\s)")
-_LABEL = re.compile(r"^[^:：\n]{1,40}(?:: |：)")  # 用户: / Assistant: (memory.capture.summarize)
+_LABEL = re.compile(r"^[^:：\n]{1,40}(?:: |：)")  # 用户: / Assistant: / Alice: (memory.capture.summarize)
 _NOT_WORD = re.compile(r"[\W_]+")
-QUOTED_MIN = 4  # letters and digits a sentence needs before it counts as quoted from a turn
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Letters and digits a sentence needs before it counts as quoted from a forgotten turn: four
+# Chinese characters, or twelve others ("Sure thing." is in many turns and says nothing).
+QUOTED_MIN_CJK, QUOTED_MIN = 4, 12
 
 
 def _said_by(principal: Principal, node: Node) -> list[int]:
@@ -61,12 +64,15 @@ def _said(text: str) -> str:
 
 
 def _keeps(sentence: str, words: list[str], turns: list[str]) -> bool:
-    """Whether a summary's `sentence` says none of `words` (audit.node_words) and is no quote of
-    one of `turns` (the forgotten turns, as _said reads them)."""
-    said = _said(sentence)
-    if len(said) >= QUOTED_MIN and any(said in turn for turn in turns):
+    """Whether a summary's `sentence` (or list item) says none of `words` and is no quote of one
+    of `turns` (the forgotten turns, as _said reads them), with or without a speaker's label
+    before it ("Alice: I am allergic to peanuts")."""
+    if quotes(sentence, words):
         return False
-    return not quotes(sentence, words)
+    said = _said(_LABEL.sub("", sentence.strip()))
+    if len(said) >= (QUOTED_MIN_CJK if _CJK.search(said) else QUOTED_MIN):
+        return not any(said in turn for turn in turns)
+    return True
 
 
 def _sentences(line: str) -> list[str]:
@@ -81,12 +87,31 @@ def _stripped_text(text: str, words: list[str], turns: list[str]) -> str:
     for line in text.split("\n"):
         label = _LABEL.match(line)
         head, body = (line[: label.end()], line[label.end():]) if label else ("", line)
+        if head and quotes(head, words):
+            continue  # a heading that says it (花生过敏：吃了会休克。) goes with its line
         kept = "".join(part for part in _sentences(body) if part.strip() and _keeps(part, words, turns))
         if kept.strip():
             lines.append(head + (kept.lstrip() if head else kept))
         elif not body.strip():
             lines.append(line)
     return "\n".join(lines).strip() or FORGOTTEN
+
+
+def _one_character_words(node: Node) -> list[str]:
+    """A memory's one-character Chinese values and entities (葱, 蒜, 虾), which audit.node_words
+    leaves out (a reason saying 虾 rarely quotes the memory; a summary's 忌口：葱 does)."""
+    value = node.value_json
+    values = [value] if isinstance(value, str) else [item for item in value if isinstance(item, str)] if isinstance(
+        value, list) else []
+    return sorted({text.strip() for text in [*values, *node.entities] if len(text.strip()) == 1
+                   and _CJK.match(text.strip())})
+
+
+def summary_says_nothing(summary: Summary) -> bool:
+    """Whether strip_summaries left `summary` with nothing to say (its text only "[forgotten]",
+    no goal, no list item): the block shows no such summary."""
+    return (summary.summary == FORGOTTEN and not summary.current_goal
+            and not any(getattr(summary, name) for name in LIST_FIELDS))
 
 
 def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> int:
@@ -98,6 +123,7 @@ def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> in
     summaries changed."""
     said = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node)).values_list(
         "session_id", "content")
+    words = [*words, *_one_character_words(node)]
     sessions = {session_id for session_id, _ in said} | ({node.session_id} if node.session_id else set())
     turns = [_said(content) for _, content in said]
     if not sessions or not (words or turns):

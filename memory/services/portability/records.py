@@ -13,10 +13,11 @@ its line number before anything is written.
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 from memory.capture_models import CaptureJob
 from memory.errors import InvalidInput
@@ -31,6 +32,7 @@ from memory.validation import first_json_problem, parse_utc_datetime, text_probl
 from memory.working_models import WorkingMemory
 
 FORMAT = "memory-export"
+MARKS_NOT_AHEAD = frozenset({"memory_forgotten_at"})  # times a file may not set after its import
 SCHEMA_VERSION = 1
 
 
@@ -220,6 +222,8 @@ def check_record(spec: Spec, record: dict[str, Any], where: str) -> dict[str, An
         if problem:
             raise bad(f"{name} {problem}")
         values[name] = parse_utc_datetime(value)[0] if isinstance(field, models.DateTimeField) and value else value
+        if name in MARKS_NOT_AHEAD and values[name] is not None and values[name] > timezone.now() + timedelta(minutes=5):
+            raise bad(f"{name} is in the future")  # a turn hidden for good, with no forget to restore
     for name, _ in spec.refs:
         value = record["refs"][name]
         if not (value is None and name in spec.nullable_refs) and not _reference(value):

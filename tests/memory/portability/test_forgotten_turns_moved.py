@@ -47,7 +47,8 @@ def test_a_file_written_before_the_mark_existed_still_imports(admin_principal, t
 
 
 @pytest.mark.parametrize("value,problem", [("yesterday", "memory_forgotten_at"), (17, "memory_forgotten_at"),
-                                           ("2026-12-01T10:00:00", "memory_forgotten_at")])
+                                           ("2026-12-01T10:00:00", "memory_forgotten_at"),
+                                           ("2999-01-01T00:00:00+00:00", "memory_forgotten_at is in the future")])
 def test_a_bad_mark_is_refused_with_its_line(admin_principal, target, forgotten, value, problem):
     data = edit(export_bytes(admin_principal), "message",
                 lambda record: record["fields"].update(memory_forgotten_at=value))

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from memory.models import Retrieval
 from memory.selectors.context import ContextRequest, context_build
-from memory.selectors.context_gather import SYSTEM_COUNTED_MAX
+from memory.selectors.context_gather import UNSHOWN_COUNTED_MAX
 from memory.selectors.nodes import Owner
 from memory.services.nodes import node_supersede, supersede_input
 from memory.services.sessions import SessionRef
@@ -498,7 +498,7 @@ def test_a_summary_covering_a_system_message_is_still_redundant_when_every_other
 
 
 def test_past_the_system_messages_it_sets_aside_a_summary_is_never_called_redundant(principal):
-    append(principal, *["Be brief."] * (SYSTEM_COUNTED_MAX + 1), session_id="s1", user_id="u1", role="system")
+    append(principal, *["Be brief."] * (UNSHOWN_COUNTED_MAX + 1), session_id="s1", user_id="u1", role="system")
     append(principal, "hello", session_id="s1", user_id="u1")
     summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "", "u1"), summary="said hello"))
     assert build(principal, "", owner=Owner(user_id="u1", session_id="s1")).counts["summary_redundant"] == 0

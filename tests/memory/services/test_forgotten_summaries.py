@@ -3,11 +3,14 @@ provable forgetting, R-CTX L3). After a forget, the conversation's summary still
 "用户: 记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", and the block of that conversation injected it
 under [Conversation summary]."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from memory.capture.summarize import RuleSummarizer
 from memory.capture.summary_roll import summary_roll
-from memory.models import AuditEvent, Session, Summary
+from memory.models import AuditEvent, Node, Session, Summary
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import node_restore
 from memory.services.proposals import Proposal, proposal_apply
@@ -92,3 +95,73 @@ def test_forgetting_a_memory_that_quotes_nothing_changes_no_summary(principal, s
     forget(principal, rain, "hard")
     assert list(Summary.objects.values_list("pk", "summary")) == before
     assert AuditEvent.objects.get(event_type="memory.node.hard_deleted").payload["stripped_summaries"] == 0
+
+
+def test_the_next_summary_and_the_next_capture_do_not_bring_it_back(principal, settings):
+    """A review's find: the agent's memory of an uncaptured, unsummarised turn was hard-forgotten;
+    seven small-talk turns later the summary roll and capture read the turn again, and the block
+    injected "用户对花生过敏" twice."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "我对花生过敏，吃了会休克。", **OLD)
+    append(principal, "好的，我记下了。", role="assistant", **OLD)
+    allergy = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
+              "source_message_ids": [said.pk]})).node_id
+    forget(principal, allergy, "hard")
+    for turn in range(4):
+        append(principal, f"今天天气不错，我们聊点别的吧，第{turn}次。", **OLD)
+        append(principal, "好呀。", role="assistant", **OLD)
+    call_command("capture_run", stdout=io.StringIO())
+    session = Session.objects.get(team=principal.team, external_id="old")
+    summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
+    assert not Node.objects.filter(team=principal.team, title__contains="花生").exists()
+    assert not any("花生" in summary.summary or "花生" in str(summary.constraints)
+                   for summary in Summary.objects.filter(team=principal.team))
+    assert "花生" not in build(principal, "花生能吃吗", owner=SAME).block
+
+
+def test_labelled_items_headings_and_one_character_foods_go_too(principal):
+    said, = append(principal, "记住，我不吃葱。Alice: I am allergic to peanuts, they make me sick.", **OLD)
+    onion = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "preference", "title": "用户不吃葱", "value_json": "葱",
+              "domain": "生活技能", "key": "avoid_ingredient", "source_message_ids": [said.pk]})).node_id
+    summary_append(principal=principal, data=SummaryInput(
+        session=SessionRef(session_id="old", user_id="u1", workspace_id="w1"),
+        summary="用户忌口：葱。\n葱的做法：不放。\n用户: 周末去爬山。",
+        current_goal="做饭不放葱",
+        lists={"constraints": ["不吃葱", "Alice: I am allergic to peanuts, they make me sick", "少油"],
+               "preferences": ["Sure thing."]}))
+    forget(principal, onion, "soft")
+    stripped = latest(principal)
+    assert (stripped.summary, stripped.current_goal, stripped.constraints, stripped.preferences) == (
+        "用户: 周末去爬山。", "", ["少油"], ["Sure thing."])
+
+
+def test_a_summary_left_with_nothing_is_not_injected_nor_counted(principal):
+    said, = append(principal, "我对花生过敏。", **OLD)
+    append(principal, "我周末喜欢去爬山。", "爬山很好。", **OLD)
+    allergy = remember(principal, said, "用户对花生过敏", type="constraint")
+    summary_append(principal=principal, data=SummaryInput(
+        session=SessionRef(session_id="old", user_id="u1", workspace_id="w1"), summary="用户：我对花生过敏。"))
+    forget(principal, allergy, "soft")
+    block = build(principal, "", owner=SAME).block
+    assert "[forgotten]" not in block and "Conversation summary" not in block
+    assert "我周末喜欢去爬山" in block
+
+
+def test_a_short_conversations_stripped_summary_does_not_repeat_its_turns(principal):
+    """A review's find: after the forget, the summary of a four-turn conversation ("用户：我周末
+    喜欢去爬山。 助手：爬山很好。") was shown beside the same two turns under Recent messages:
+    the summary's count of the turns it covers still held the forgotten two."""
+    said, = append(principal, "记住，我对花生过敏。", **OLD)
+    append(principal, "好的，记下了。", role="assistant", **OLD)
+    append(principal, "我周末喜欢去爬山。", **OLD)
+    append(principal, "爬山很好。", role="assistant", **OLD)
+    allergy = remember(principal, said, "用户对花生过敏", type="constraint")
+    session = Session.objects.get(team=principal.team, external_id="old")
+    summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
+    forget(principal, allergy, "soft")
+    block = build(principal, "", owner=SAME).block
+    assert "花生" not in block and block.count("我周末喜欢去爬山") == 1
