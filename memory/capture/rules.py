@@ -232,14 +232,18 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
 
 def _profile_replaces(finding: Finding, node: NodeView) -> bool:
     """A new name, home, workplace or occupation replaces the user's fact of the same key with
-    another value, or a keyless fact capture stored before these had keys (its value names
-    the same field: {"lives": "杭州"})."""
+    another value, or a keyless fact that capture stored before these had keys: its value names
+    the same field ({"lives": "杭州"}) and its title is capture's own for it (用户住在杭州, "User
+    lives in Hangzhou"), so an agent's note that happens to hold such a value is left alone."""
     if node.type != "fact" or node.domain != GENERAL or canonical(node.value_json) == canonical(finding.value):
         return False
     if node.key:
         return node.key == finding.spec.key
+    field = PROFILE_FIELDS[finding.kind]
     value = node.value_json
-    return isinstance(value, dict) and set(value) == {PROFILE_FIELDS[finding.kind]}
+    if not (isinstance(value, dict) and set(value) == {field} and isinstance(value[field], str)):
+        return False
+    return node.title in {table.TEXTS[finding.kind][0].format(item=value[field]) for table in TABLES.values()}
 
 
 def _title_names(finding: Finding, node: NodeView) -> bool:

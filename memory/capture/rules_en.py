@@ -263,8 +263,31 @@ def _name(match: re.Match[str], message: str) -> list[Finding]:
     return [say("fact_name", item, value={"name": item})] if item.lower() not in _POINTING else []
 
 
+# What makes a statement about one's home or work no fact: a supposition, someone else's word
+# ("My boss thinks I moved to Lisbon"), a dream or a quotation (before it in the sentence), or
+# a joke, a game, a dream (anywhere in the message).
+_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|even|when|once|unless|what|thinks?|thought|"
+                            r"says?|said|told|tells|believes?|believed|dreamt|dreamed|dream|wish|would|could|might)\b|[\"“]",
+                            re.IGNORECASE)
+_NOT_SO_ANYWHERE = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play|pretend)\b", re.IGNORECASE)
+# A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months but came back".
+_MOVED_ON = re.compile(r"\b(?:1[89]\d\d|20\d\d|then|came back|moved back|went back|before|for (?:\w+ )?(?:days?|weeks?|"
+                       r"months?|years?))\b", re.IGNORECASE)
+# Abbreviations a sentence may have been cut at ("St. Louis" → "St"): no place of their own.
+_CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
+
+
+def _not_so(match: re.Match[str], message: str) -> bool:
+    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _NOT_SO_ANYWHERE,
+    or a question ("I work at Google?")."""
+    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _NOT_SO_ANYWHERE.search(message)
+                or match.string[match.end():].lstrip().startswith("?"))
+
+
 def _job(match: re.Match[str], message: str) -> list[Finding]:
     """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
+    if _not_so(match, message):
+        return []
     item = " ".join(match["item"].lower().split())
     return [say("fact_job", item, value={"job": item})]
 
@@ -284,6 +307,10 @@ def _fact(kind: str):
     def build(match: re.Match[str], message: str) -> list[Finding]:
         item = match["item"].strip() if kind != "works" or match["item"][:1].isupper() else clean(match["item"])
         if not item or len(item.split()) > 4 or item.lower() in _POINTING:
+            return []
+        if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
+            return []
+        if kind == "lives" and "move" in match.group(0).lower() and _MOVED_ON.search(match.string[match.end():]):
             return []
         what = (match.groupdict().get("what") or "").lower()
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
@@ -408,8 +435,10 @@ RULES = (
     _rule("favorite", _favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
-    _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
-    _rule("fact", _fact("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True),
+    _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
+          subjects=SUBJECTS),
+    _rule("fact", _fact("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
+          subjects=SUBJECTS),
     # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
     _rule("fact", _fact("lives"),
           rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"

@@ -238,7 +238,7 @@ _OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{_OTHER_PEOPLE})(?!毛)")
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
 _LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
-_ASKING = re.compile(r"谁|怎么可能|难道")  # 谁不爱吃辣呢: a question, not a taste
+_ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$")  # 谁不爱吃辣呢, 我和老公都不吃香菜吗: questions, not tastes
 # 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
 _JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
 SUBJECTS = Subjects(others=_OTHERS, user=re.compile("我"), lead=_LEAD, asking=_ASKING, joint=_JOINT)
@@ -257,19 +257,33 @@ def _favorite(match: re.Match[str], message: str) -> list[Finding]:
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
-_MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于)"
+_MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于)?又?"
+# A place one lives or works in (上海, 阿里巴巴, 北京朝阳区), never a mark or an emoji.
+PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
 _NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 "
                  "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+_NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
+                      "网上 线上 远程".split())
+_NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边")  # 公司附近: near something, no place of its own
+# What makes a home or a workplace said no fact: a supposition (如果我搬到北京), what someone else
+# says or thinks (我妈说我搬到北京了, 他以为…), a dream.
+_NOT_SO = re.compile(r"如果|假如|要是|假设|万一|等|希望|以为|觉得|说|听说|梦")
 
 
 def _fact(kind: str):
     """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京); not a
-    question (我住在杭州吗) nor, for a home, a place that is none (住在酒店, 住在楼上)."""
+    question (我住在杭州吗), a supposition or hearsay (如果我搬到北京, 我妈说我搬到北京了), nor a place
+    that is none (住在酒店, 住在楼上, 搬到公司附近, 在公司上班)."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
         item = _HOW_LONG.sub("", _TAIL.sub("", match["item"].strip()))
+        if kind == "lives":
+            item = re.sub(r"(?:去|来|住|定居|生活)+$", "", item)  # 我搬到北京去了 → 北京
         if not 2 <= len(item) <= 12 or _PRONOUN.search(item) or item.endswith(("吗", "呢")):
             return []
-        if kind == "lives" and item in _NOT_HOMES:
+        if kind in ("lives", "works") and (_NOT_SO.search(match.string[: match.start()]) or item.endswith(_NEAR)):
+            return []
+        if (kind == "lives" and item in _NOT_HOMES) or (kind == "works" and (
+                item in _NOT_WORKPLACES or item.startswith(("一家", "一个", "家")))):
             return []
         what = match.groupdict().get("what") or ""
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
@@ -291,9 +305,13 @@ OCCUPATIONS = set(
 # What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
 # something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
 _JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
-_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏]")
-# 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生: not what the user is
+_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作]")
+# 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生, 你扮演病人，我是医生: not what the user is
 _HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
+_ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # anywhere in the message: 你扮演病人，我是医生
+
+
+_TITLES = ("房东", "师傅", "师父", "阿姨", "叔叔", "大爷", "大妈", "总", "经理", "老板", "先生", "女士", "小姐", "同学", "大夫")
 
 
 def is_occupation(item: str) -> bool:
@@ -309,8 +327,9 @@ def _name(match: re.Match[str], message: str) -> list[Finding]:
     """我叫小红 / 我的名字是王小红 → a fact: the user's own name."""
     item = _TAIL.sub("", match["item"])
     if (not 2 <= len(item) <= 4 or item in OCCUPATIONS or _PRONOUN.search(item) or _NOT_NAME_PART.search(item)
-            or item.startswith(_NOT_NAME_START) or item.endswith(("吗", "呢")) or _OTHERS.search(item)):
-        return []
+            or item.startswith(_NOT_NAME_START) or item.endswith(("吗", "呢")) or _OTHERS.search(item)
+            or item.endswith(_TITLES) or is_occupation(item)):
+        return []  # (我叫房东, 我叫张师傅, 我叫王医生: someone called, not a name)
     return [say("fact_name", item, value={"name": item})]
 
 
@@ -318,8 +337,9 @@ def _job(match: re.Match[str], message: str) -> list[Finding]:
     """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
     wish or a supposition (如果我是医生, 我希望我是医生)."""
     item = re.sub(r"^(?:干|做|搞)", "", _TAIL.sub("", match["item"]))
-    if _HYPOTHETICAL.search(match.string[: match.start()]) or not is_occupation(item):
-        return []
+    if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(message)
+            or match["item"].endswith(("吧", "吗", "呢")) or not is_occupation(item)):
+        return []  # (我是医生吧: a guess)
     return [say("fact_job", item, value={"job": item})]
 
 
@@ -413,11 +433,12 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>[^的,。!?;\s]{{2,12}}){CLAUSE_END}", generic=True,
+    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}", generic=True,
           subjects=FACT_SUBJECTS),
-    # A move is a new home (我搬到上海了, 我们家去年搬到了杭州); not a plan (我想搬到上海, 我下个月搬去杭州).
-    _rule("fact", _fact("lives"), rf"{SELF}(?:们)?(?:家|一家)?{_MOVED_WHEN}?搬(?:家)?(?:到|去)了?"
-          rf"(?P<item>(?!过)[^的,。!?;\s]{{2,12}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
+    # A move is a new home (我搬到上海了, 我们家去年搬到了杭州, 今年又搬回了杭州); not a plan (我想搬到
+    # 上海, 我下个月搬去杭州).
+    _rule("fact", _fact("lives"), rf"{SELF}(?:们)?(?:家|一家)?{_MOVED_WHEN}搬(?:家)?(?:到|去|回)了?"
+          rf"(?P<item>(?!过){PLACE_CHARS}{{2,12}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",

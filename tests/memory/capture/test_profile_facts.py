@@ -76,6 +76,12 @@ def test_a_new_job_supersedes_the_old_one_in_english(principal):
 @pytest.mark.parametrize("text", [
     "我妈搬到上海了", "我老公上个月搬到了深圳", "我想搬到上海", "我下个月搬去杭州", "我以前搬到过北京", "我搬到新家了",
     "My sister moved to Paris", "He moved to Rome last year", "I work as hard as I can",
+    # A review's finds: suppositions, hearsay, dreams and past chapters replaced the real home.
+    "如果我搬到北京，会怎么样？", "等我搬到北京", "假如我搬到北京", "我梦见我搬到北京了", "他以为我搬到北京了",
+    "我妈说我搬到北京了",
+    "我搬到公司附近了", "If I moved to Lisbon, would I be happier?", "Imagine I moved to Lisbon",
+    "My boss thinks I moved to Lisbon", 'She said "I moved to Lisbon"', "I moved to Lisbon in 2010 and then to Berlin in 2015",
+    "I moved to Lisbon for six months but came back", "I moved to St. Louis",
 ])
 def test_someone_elses_move_a_plan_or_no_place_replaces_no_home(principal, text):
     capture(principal, "记住，我住在杭州")
@@ -88,3 +94,32 @@ def test_another_users_home_is_not_superseded(principal):
     capture(principal, "记住，我住在上海")
     assert sorted((node.user_id, node.value_json["lives"]) for node in active_nodes(key="home")) == [
         ("someone-else", "杭州"), ("xiaoming", "上海")]
+
+
+def test_moving_back_is_the_last_move_said(principal):
+    capture(principal, "记住，我住在杭州")
+    capture(principal, "我去年搬到了上海，今年又搬回了杭州")
+    assert homes() == [({"lives": "杭州"}, "user")]
+    capture(principal, "我搬到北京去了")
+    assert homes() == [({"lives": "北京"}, "user")]  # not "北京去"
+
+
+@pytest.mark.parametrize("text", ["我在公司上班", "我在一家公司工作", "我在楼下上班", "我在家里上班", "I work at Google?"])
+def test_a_place_that_names_no_workplace_replaces_none(principal, text):
+    capture(principal, "记住，我在腾讯工作")
+    _, results = capture(principal, text)
+    assert results == [] and active_nodes(key="workplace").get().value_json == {"works": "腾讯"}
+
+
+def test_a_keyless_fact_capture_did_not_write_is_left_alone(principal):
+    """An agent's note about a project called 阿波罗 had {"name": ...} too; capture's old notes have
+    capture's titles. An old English note "User works as/at nurse" may be a job or a workplace:
+    a workplace does not replace it."""
+    project = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="项目代号",
+                        value_json={"name": "阿波罗"})
+    legacy = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="User works as/at nurse",
+                       value_json={"works": "nurse"})
+    capture(principal, "记住，我叫小红。Remember: I work at Google.")
+    assert Node.objects.get(pk=project.pk).status == NodeStatus.ACTIVE
+    assert Node.objects.get(pk=legacy.pk).status == NodeStatus.ACTIVE
+    assert active_nodes(key="name").get().value_json == {"name": "小红"}
