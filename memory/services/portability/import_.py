@@ -34,10 +34,11 @@ from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.lexicon_models import LexiconSet
-from memory.models import Node, NodeSource, Session
+from memory.models import Node, NodeSource, NodeStatus, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record
+from memory.services.forgotten_turns import hide_turns
 from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
@@ -175,6 +176,7 @@ class _Importer:
         self.spec: Spec | None = None
         self.pending: set[int] = set()  # source ids of the buffered rows
         self.note_slots: set[tuple] = set()  # owner, domain, type and slot of the active keyless notes
+        self.unmarked = False  # a message record came without memory_forgotten_at (a file older than the mark)
 
     def resolve(self, line: int, target: str, source_id: int) -> int:
         new = self.ids[target].get(source_id)
@@ -184,6 +186,8 @@ class _Importer:
 
     def add(self, line: int, spec: Spec, record: dict[str, Any]) -> None:
         values = check_record(spec, record, f"line {line}")
+        if spec.name == "message" and "memory_forgotten_at" not in record["fields"]:
+            self.unmarked = True
         self._check_owner(line, spec, values)
         check_rights(self.principal, line, spec.name, values)
         if spec.keyed:
@@ -364,6 +368,16 @@ def import_file(*, principal: Principal, stream: IO[bytes], reason: str = "",
                            fields={"file": ["breaks a database constraint"]}) from None
 
 
+def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
+    """A file written before messages carried their forgotten mark: the turns each imported
+    soft-forgotten node was taken from (and the answers to them) are marked as its forget
+    would have marked them, at the node's last change (memory.services.forgotten_turns), so
+    they stay out of recall. Returns how many were marked."""
+    deleted = Node.objects.filter(team=principal.team, pk__in=list(importer.ids["node"].values()),
+                                  status=NodeStatus.DELETED)
+    return sum(hide_turns(principal=principal, node=node, now=node.updated_at) for node in deleted)
+
+
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,
             on_line: Callable[[int], None] | None) -> ImportResult:
     team = principal.team
@@ -404,9 +418,10 @@ def _import(principal: Principal, request: ExportRequest, manifest: dict[str, An
         if policy is not None:
             team.min_confidence = policy.min_confidence or 0.0
             team.save(update_fields=["min_confidence"])
+    marked = _mark_forgotten_turns(principal, importer) if importer.unmarked else 0
     event.payload = {"filters": request.filters, "counts": written, "schema_version": SCHEMA_VERSION,
                      "source_team": source_team, "exported_at": str(manifest.get("exported_at", ""))[:40],
-                     "lines": reader.number}
+                     "lines": reader.number, **({"marked_messages": marked} if importer.unmarked else {})}
     event.save(update_fields=["payload"])
     return ImportResult(kind=request.kind, source_team=source_team, counts=written, import_event_id=event.pk,
                         ids=importer.ids)

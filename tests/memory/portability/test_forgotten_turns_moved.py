@@ -7,10 +7,10 @@ import json
 import pytest
 
 from memory.errors import InvalidInput
-from memory.models import Message
+from memory.models import AuditEvent, Message
 from memory.selectors.nodes import Owner
 from tests.helpers import append
-from tests.memory.portability.conftest import edit, export_bytes, import_bytes
+from tests.memory.portability.conftest import edit, export_bytes, import_bytes, reseal
 from tests.memory.selectors.test_context import build
 from tests.memory.services.test_forgotten_turns import NEW, OLD, QUESTION, forget, remember
 
@@ -44,6 +44,25 @@ def test_a_file_written_before_the_mark_existed_still_imports(admin_principal, t
     data = edit(export_bytes(admin_principal), "message", lambda record: record["fields"].pop("memory_forgotten_at"))
     import_bytes(target, data)
     assert Message.objects.filter(team=target.team, memory_forgotten_at__isnull=True).count() == 2
+
+
+def test_an_older_file_gets_the_marks_of_its_soft_forgotten_memories(admin_principal, target):
+    """A review's find: a file written before the mark, holding a soft-forgotten memory and its
+    source links, imported with no marks, and a new conversation recalled the turn again."""
+    both, = append(admin_principal, "记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", **OLD)
+    append(admin_principal, "我周末喜欢去爬山。", **OLD)
+    allergy = remember(admin_principal, both, "用户对花生过敏", type="constraint")
+    forget(admin_principal, allergy, "soft")
+    lines = export_bytes(admin_principal).splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == "message":
+            record["fields"].pop("memory_forgotten_at")
+            lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    result = import_bytes(target, reseal(lines))
+    assert imported_turn(target).memory_forgotten_at is not None
+    assert "花生" not in build(target, QUESTION, owner=NEW).block
+    assert AuditEvent.objects.get(pk=result.import_event_id).payload["marked_messages"] == 1
 
 
 @pytest.mark.parametrize("value,problem", [("yesterday", "memory_forgotten_at"), (17, "memory_forgotten_at"),
