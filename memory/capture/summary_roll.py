@@ -11,6 +11,7 @@ from memory.capture.base import MessageView, Summarizer, SummaryDraft
 from memory.capture.summary_fit import LIST_FIELDS, draft_fit
 from memory.errors import InvalidInput, NotFound
 from memory.models import Message, MessageRole, Session, Summary
+from memory.services.forgotten_turns import summary_says_nothing
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 
@@ -18,9 +19,10 @@ ROLL_MESSAGES_MAX = 200  # messages one roll reads; the rest wait for the next r
 
 
 def summary_draft_of(summary: Summary) -> SummaryDraft:
-    """A stored summary as the SummaryDraft a summarizer reads."""
+    """A stored summary as the SummaryDraft a summarizer reads (a text a forget left with
+    nothing, "[forgotten]", is read as no text: the next link does not carry the marker)."""
     return SummaryDraft(
-        summary=summary.summary,
+        summary="" if summary_says_nothing(summary) else summary.summary,
         current_goal=summary.current_goal,
         **{name: list(getattr(summary, name) or []) for name in LIST_FIELDS},
     )

@@ -247,7 +247,7 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
         node.updated_at = timezone.now()
         node.version += 1
         node.save(update_fields=["status", "updated_at", "version"])
-        recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at)
+        recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at, words=node_words(node))
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                      payload={"previous_status": NodeStatus.DELETED, "recalled_messages": recalled})
     return node
@@ -261,7 +261,7 @@ def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> No
     node.updated_at = timezone.now()
     node.version += 1
     node.save(update_fields=["status", "updated_at", "version"])
-    recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at)
+    recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at, words=node_words(node))
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                  payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
                           "recalled_messages": recalled})

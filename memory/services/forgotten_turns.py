@@ -1,14 +1,17 @@
 """Turns that say what was forgotten (R-STORE provable forgetting, R-CTX): when a memory is
-forgotten, the messages it was taken from — and the assistant's answer right after each — are
-no longer recalled as earlier messages (Message.memory_forgotten_at; memory.selectors.messages
-skips them); a restore recalls again what its own forget hid. The summaries of those
-conversations lose the sentences and list items that say it (strip_summaries; a restore does
-not bring them back: a summary is a digest, the next one is built from the turns). Called
+forgotten, the messages it was taken from — the assistant's answer right after each, and any
+turn of those conversations that says one of the memory's words (a repeat, a later answer) —
+are no longer recalled as earlier messages nor read again by capture and the summary roll
+(Message.memory_forgotten_at; memory.selectors.messages, memory.capture). A soft forget marks
+them with its time, and a restore recalls again what that forget hid; a hard forget marks them
+for good (HIDDEN_FOR_GOOD, before any forget's time, so no restore clears it). The summaries of
+those conversations lose the sentences and list items that say it (strip_summaries; a restore
+does not bring them back: a summary is a digest, the next one is built from the turns). Called
 inside the forget's or the restore's transaction (memory.services.nodes.node_delete,
 memory.services.forgetting)."""
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import OuterRef, Subquery
 
@@ -41,21 +44,53 @@ def _said_by(principal: Principal, node: Node) -> list[int]:
     return [*sources, *replies]
 
 
-def hide_turns(*, principal: Principal, node: Node, now: datetime) -> int:
-    """Mark the messages `node` was taken from, and the answers to them (_said_by), as no longer
-    recalled, at `now` (the forget's time: a restore unmarks only what this forget marked);
-    returns how many."""
-    return Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node),
-                                  memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
+HIDDEN_FOR_GOOD = datetime(1970, 1, 1, tzinfo=UTC)  # a hard forget's mark: earlier than any forget
+REPEATS_READ_MAX = 5000  # the newest turns of a conversation a forget reads for repeats
 
 
-def recall_turns(*, principal: Principal, node: Node, forgotten_at: datetime) -> int:
-    """After `node`, soft-forgotten at `forgotten_at`, is restored: the messages that forget
-    marked are recalled again, but not those another forgotten node was also taken from, nor
-    those an earlier forget marked (a hard forget leaves no link to tell). Returns how many."""
+def _sessions(principal: Principal, node: Node, said: list[int]) -> set[int]:
+    sessions = set(Message.objects.filter(team=principal.team, pk__in=said).values_list("session_id", flat=True))
+    return sessions | ({node.session_id} if node.session_id else set())
+
+
+def _repeating(principal: Principal, sessions: set[int], words: list[str]) -> list[int]:
+    """The turns of `sessions` (their newest REPEATS_READ_MAX each) that say one of `words`
+    (audit.node_words: "花生过敏真麻烦" after the allergy's turn, an answer two turns later)."""
+    if not words:
+        return []
+    found = []
+    for session_id in sessions:
+        rows = Message.objects.filter(team=principal.team, session_id=session_id).order_by("-pk").values_list(
+            "pk", "content")[:REPEATS_READ_MAX]
+        found += [pk for pk, content in rows if quotes(content, words)]
+    return found
+
+
+def forgotten_turns(*, principal: Principal, node: Node, words: list[str]) -> list[int]:
+    """The messages a forget of `node` hides: those it was taken from, the answers right after
+    them (_said_by), and the turns of those conversations that say one of `words`."""
     said = _said_by(principal, node)
-    others = NodeSource.objects.filter(message_id__in=said, node__status=NodeStatus.DELETED).exclude(node=node)
-    return Message.objects.filter(team=principal.team, pk__in=said, memory_forgotten_at__gte=forgotten_at).exclude(
+    return list(dict.fromkeys([*said, *_repeating(principal, _sessions(principal, node, said), words)]))
+
+
+def hide_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False) -> int:
+    """Mark the turns a forget of `node` hides (forgotten_turns) as no longer recalled: at `now`
+    (the soft forget's time: a restore unmarks only what this forget marked), or, for a hard
+    forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark). Returns how many."""
+    turns = Message.objects.filter(team=principal.team, pk__in=forgotten_turns(principal=principal, node=node,
+                                                                                words=words))
+    if hard:
+        return turns.exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=HIDDEN_FOR_GOOD)
+    return turns.filter(memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
+
+
+def recall_turns(*, principal: Principal, node: Node, forgotten_at: datetime, words: list[str]) -> int:
+    """After `node`, soft-forgotten at `forgotten_at`, is restored: the turns that forget hid are
+    recalled again, but not those another forgotten node was also taken from, nor those an
+    earlier forget marked, nor any a hard forget marked (HIDDEN_FOR_GOOD). Returns how many."""
+    turns = forgotten_turns(principal=principal, node=node, words=words)
+    others = NodeSource.objects.filter(message_id__in=turns, node__status=NodeStatus.DELETED).exclude(node=node)
+    return Message.objects.filter(team=principal.team, pk__in=turns, memory_forgotten_at__gte=forgotten_at).exclude(
         pk__in=others.values("message_id")).update(memory_forgotten_at=None)
 
 
@@ -63,11 +98,12 @@ def _said(text: str) -> str:
     return _NOT_WORD.sub("", normalize(text))
 
 
-def _keeps(sentence: str, words: list[str], turns: list[str]) -> bool:
-    """Whether a summary's `sentence` (or list item) says none of `words` and is no quote of one
-    of `turns` (the forgotten turns, as _said reads them), with or without a speaker's label
-    before it ("Alice: I am allergic to peanuts")."""
-    if quotes(sentence, words):
+def _keeps(sentence: str, words: list[str], turns: list[str], chars: re.Pattern[str] | None = None) -> bool:
+    """Whether a summary's `sentence` (or list item) says none of `words` nor `chars` (a memory's
+    one-character foods, as a word of their own) and is no quote of one of `turns` (the
+    forgotten turns, as _said reads them), with or without a speaker's label before it
+    ("Alice: I am allergic to peanuts")."""
+    if quotes(sentence, words) or (chars is not None and chars.search(normalize(sentence))):
         return False
     said = _said(_LABEL.sub("", sentence.strip()))
     if len(said) >= (QUOTED_MIN_CJK if _CJK.search(said) else QUOTED_MIN):
@@ -82,14 +118,14 @@ def _sentences(line: str) -> list[str]:
     return [line[start:end] for start, end in zip(cuts, cuts[1:], strict=False) if end > start]
 
 
-def _stripped_text(text: str, words: list[str], turns: list[str]) -> str:
+def _stripped_text(text: str, words: list[str], turns: list[str], chars: re.Pattern[str] | None = None) -> str:
     lines = []
     for line in text.split("\n"):
         label = _LABEL.match(line)
         head, body = (line[: label.end()], line[label.end():]) if label else ("", line)
-        if head and quotes(head, words):
+        if head and not _keeps(head, words, [], chars):
             continue  # a heading that says it (花生过敏：吃了会休克。) goes with its line
-        kept = "".join(part for part in _sentences(body) if part.strip() and _keeps(part, words, turns))
+        kept = "".join(part for part in _sentences(body) if part.strip() and _keeps(part, words, turns, chars))
         if kept.strip():
             lines.append(head + (kept.lstrip() if head else kept))
         elif not body.strip():
@@ -97,21 +133,26 @@ def _stripped_text(text: str, words: list[str], turns: list[str]) -> str:
     return "\n".join(lines).strip() or FORGOTTEN
 
 
-def _one_character_words(node: Node) -> list[str]:
+def _one_character_words(node: Node) -> re.Pattern[str] | None:
     """A memory's one-character Chinese values and entities (葱, 蒜, 虾), which audit.node_words
-    leaves out (a reason saying 虾 rarely quotes the memory; a summary's 忌口：葱 does)."""
+    leaves out (a reason saying 虾 rarely quotes the memory; a summary's 忌口：葱 does), as a
+    pattern that finds them as words of their own: alone or after a verb of cooking or eating
+    (不吃葱, 不放葱, 忌口：葱, 葱和蒜), never inside another word (洋葱圈, 葱油饼)."""
     value = node.value_json
     values = [value] if isinstance(value, str) else [item for item in value if isinstance(item, str)] if isinstance(
         value, list) else []
-    return sorted({text.strip() for text in [*values, *node.entities] if len(text.strip()) == 1
-                   and _CJK.match(text.strip())})
+    found = sorted({normalize(text).strip() for text in [*values, *node.entities] if len(text.strip()) == 1
+                    and _CJK.match(text.strip())})
+    if not found:
+        return None
+    return re.compile(rf"(?:(?<![\u3400-\u9fff])|(?<=[吃放加要忌含喝]))(?:{'|'.join(map(re.escape, found))})"
+                      r"(?:(?![\u3400-\u9fff])|(?=[和、及与了的]))")
 
 
 def summary_says_nothing(summary: Summary) -> bool:
-    """Whether strip_summaries left `summary` with nothing to say (its text only "[forgotten]",
-    no goal, no list item): the block shows no such summary."""
-    return (summary.summary == FORGOTTEN and not summary.current_goal
-            and not any(getattr(summary, name) for name in LIST_FIELDS))
+    """Whether strip_summaries left `summary`'s text with nothing to say (only "[forgotten]"):
+    the block shows no such summary, and the next roll starts from its lists alone."""
+    return summary.summary.strip() == FORGOTTEN
 
 
 def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> int:
@@ -123,24 +164,24 @@ def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> in
     summaries changed."""
     said = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node)).values_list(
         "session_id", "content")
-    words = [*words, *_one_character_words(node)]
+    chars = _one_character_words(node)
     sessions = {session_id for session_id, _ in said} | ({node.session_id} if node.session_id else set())
     turns = [_said(content) for _, content in said]
-    if not sessions or not (words or turns):
+    if not sessions or not (words or turns or chars):
         return 0
     changed = 0
     for summary in Summary.objects.filter(team=principal.team, session_id__in=sessions).select_for_update():
         fields = []
-        text = _stripped_text(summary.summary, words, turns)
+        text = _stripped_text(summary.summary, words, turns, chars)
         if text != summary.summary:
             summary.summary = text
             fields.append("summary")
-        if summary.current_goal and not _keeps(summary.current_goal, words, turns):
+        if summary.current_goal and not _keeps(summary.current_goal, words, turns, chars):
             summary.current_goal = ""
             fields.append("current_goal")
         for name in LIST_FIELDS:
             items = getattr(summary, name) or []
-            kept = [item for item in items if not isinstance(item, str) or _keeps(item, words, turns)]
+            kept = [item for item in items if not isinstance(item, str) or _keeps(item, words, turns, chars)]
             if kept != items:
                 setattr(summary, name, kept)
                 fields.append(name)

@@ -418,15 +418,16 @@ def node_delete(
             node.status = NodeStatus.DELETED
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
-            hidden = hide_turns(principal=principal, node=node, now=now)
-            summaries = strip_summaries(principal=principal, node=node, words=node_words(node))
+            words = node_words(node)
+            hidden = hide_turns(principal=principal, node=node, now=now, words=words)
+            summaries = strip_summaries(principal=principal, node=node, words=words)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
                                   "stripped_summaries": summaries})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
-        hidden = hide_turns(principal=principal, node=node, now=now)
         words = node_words(node)
+        hidden = hide_turns(principal=principal, node=node, now=now, words=words, hard=True)
         summaries = strip_summaries(principal=principal, node=node, words=words)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)

@@ -37,7 +37,7 @@ from memory.lexicon_models import LexiconSet
 from memory.models import Node, NodeSource, NodeStatus, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
-from memory.services.audit import audit_record
+from memory.services.audit import audit_record, node_words
 from memory.services.forgotten_turns import hide_turns
 from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
@@ -375,7 +375,8 @@ def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
     they stay out of recall. Returns how many were marked."""
     deleted = Node.objects.filter(team=principal.team, pk__in=list(importer.ids["node"].values()),
                                   status=NodeStatus.DELETED)
-    return sum(hide_turns(principal=principal, node=node, now=node.updated_at) for node in deleted)
+    return sum(hide_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node))
+               for node in deleted)
 
 
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,

@@ -10,9 +10,10 @@ from django.core.management import call_command
 
 from memory.capture.summarize import RuleSummarizer
 from memory.capture.summary_roll import summary_roll
-from memory.models import AuditEvent, Node, Session, Summary
+from memory.models import AuditEvent, Message, Node, Session, Summary
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import node_restore
+from memory.services.forgotten_turns import HIDDEN_FOR_GOOD
 from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
@@ -165,3 +166,79 @@ def test_a_short_conversations_stripped_summary_does_not_repeat_its_turns(princi
     forget(principal, allergy, "soft")
     block = build(principal, "", owner=SAME).block
     assert "花生" not in block and block.count("我周末喜欢去爬山") == 1
+
+
+def test_a_restore_never_recalls_a_turn_a_hard_forget_hid(principal):
+    """A second review's find: soft-forget the mango memory, hard-forget the allergy of the same
+    turn, restore the mango memory: the restore cleared the mark the hard forget relied on."""
+    both, = append(principal, "记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", **OLD)
+    mango = remember(principal, both, "用户最喜欢芒果冰淇淋")
+    allergy = remember(principal, both, "用户对花生过敏", type="constraint")
+    forget(principal, mango, "soft")
+    forget(principal, allergy, "hard")
+    node_restore(principal=principal, node_id=mango, reason="by mistake", workspace_id="w1")
+    assert Message.objects.get(pk=both.pk).memory_forgotten_at == HIDDEN_FOR_GOOD
+    assert "花生" not in build(principal, "花生", owner=SAME).block
+
+
+def test_repeats_and_later_answers_in_the_conversation_are_hidden_and_not_learned_again(principal, settings):
+    """A second review's finds: "花生过敏真麻烦，我对花生过敏好多年了" said after the remembered turn
+    was learned again by the pending capture job, and an answer two turns later ("好的，记下你对
+    花生过敏。今晚推荐番茄炒蛋。") stayed in the block."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "记住，我对花生过敏。", **OLD)
+    append(principal, "今晚吃什么？", **OLD)
+    answer, = append(principal, "好的，记下你对花生过敏。今晚推荐番茄炒蛋。", role="assistant", **OLD)
+    repeat, = append(principal, "花生过敏真麻烦，我对花生过敏好多年了。", **OLD)
+    other, = append(principal, "我周末喜欢去爬山。", **OLD)
+    allergy = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
+              "source_message_ids": [said.pk]})).node_id
+    forget(principal, allergy, "hard")
+    marked = dict(Message.objects.filter(team=principal.team).values_list("pk", "memory_forgotten_at"))
+    assert marked[answer.pk] == marked[repeat.pk] == HIDDEN_FOR_GOOD and marked[other.pk] is None
+    for turn in range(4):
+        append(principal, f"今天天气不错，第{turn}次。", **OLD)
+    call_command("capture_run", stdout=io.StringIO())
+    assert not Node.objects.filter(team=principal.team, title__contains="花生").exists()
+    assert "花生" not in build(principal, "花生过敏", owner=SAME).block
+
+
+def test_a_soft_forget_of_a_repeated_fact_is_undone_whole_by_its_restore(principal):
+    said, = append(principal, "记住，我对花生过敏。", **OLD)
+    repeat, = append(principal, "我对花生过敏好多年了。", **OLD)
+    allergy = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
+              "source_message_ids": [said.pk]})).node_id
+    forget(principal, allergy, "soft")
+    assert Message.objects.filter(pk__in=[said.pk, repeat.pk], memory_forgotten_at__isnull=False).count() == 2
+    node_restore(principal=principal, node_id=allergy, reason="by mistake", workspace_id="w1")
+    assert Message.objects.filter(pk__in=[said.pk, repeat.pk], memory_forgotten_at__isnull=True).count() == 2
+
+
+def test_the_forgotten_marker_is_not_carried_into_the_next_summary(principal):
+    said, = append(principal, "我对花生过敏。", **OLD)
+    allergy = remember(principal, said, "用户对花生过敏", type="constraint")
+    session = Session.objects.get(team=principal.team, external_id="old")
+    summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
+    forget(principal, allergy, "soft")
+    assert latest(principal).summary == "[forgotten]"
+    append(principal, "我周末喜欢去爬山。", **OLD)
+    following = summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
+    assert "[forgotten]" not in following.summary and "爬山" in following.summary
+
+
+def test_a_one_character_food_is_stripped_only_as_a_word_of_its_own(principal):
+    said, = append(principal, "记住，我不吃葱。", **OLD)
+    onion = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "preference", "title": "用户不吃葱", "value_json": "葱",
+              "domain": "生活技能", "key": "avoid_ingredient", "source_message_ids": [said.pk]})).node_id
+    summary_append(principal=principal, data=SummaryInput(
+        session=SessionRef(session_id="old", user_id="u1", workspace_id="w1"),
+        summary="用户很喜欢吃洋葱圈。做饭不放葱。", lists={"preferences": ["喜欢葱油饼", "葱和蒜都不要"]}))
+    forget(principal, onion, "soft")
+    stripped = latest(principal)
+    assert (stripped.summary, stripped.preferences) == ("用户很喜欢吃洋葱圈。", ["喜欢葱油饼"])
