@@ -43,7 +43,7 @@ END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|
        r"|so|or|but|now|from|on|lately|today|tonight|tomorrow)\b|\s*[,.;:!?)\"]|\s*$)")
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
-            r"|months?|ago)\b|\s*[,.;:!?)\"]|\s*$)")
+            r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
 # A stricter end for things that must stay whole ("animals with fur").
 END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I)\b|\s*[,.;:!?)\"]|\s*$)"
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
@@ -263,24 +263,28 @@ def _name(match: re.Match[str], message: str) -> list[Finding]:
     return [say("fact_name", item, value={"name": item})] if item.lower() not in _POINTING else []
 
 
-# What makes a statement about one's home or work no fact: a supposition, someone else's word
-# ("My boss thinks I moved to Lisbon"), a dream or a quotation (before it in the sentence), or
-# a joke, a game, a dream (anywhere in the message).
-_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|even|when|once|unless|what|thinks?|thought|"
-                            r"says?|said|told|tells|believes?|believed|dreamt|dreamed|dream|wish|would|could|might)\b|[\"“]",
+# What makes a statement about one's home or work no fact: before it in the sentence, a
+# supposition, someone else's word ("My boss thinks I moved to Lisbon"; not "I told you I work at
+# Google"), a dream or a quotation; after it in the message, a joke ("I'm a nurse, just kidding").
+_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish)\b"
+                            r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
                             re.IGNORECASE)
-_NOT_SO_ANYWHERE = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play|pretend)\b", re.IGNORECASE)
-# A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months but came back".
-_MOVED_ON = re.compile(r"\b(?:1[89]\d\d|20\d\d|then|came back|moved back|went back|before|for (?:\w+ )?(?:days?|weeks?|"
-                       r"months?|years?))\b", re.IGNORECASE)
+_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play(?:ing)?|you play)\b", re.IGNORECASE)
+# A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months
+# but came back"; "When I moved to Lisbon, I…" tells of that time.
+_MOVED_ON = re.compile(r"\b(?:then|came back|moved back|went back|for (?:\w+ )?(?:days?|weeks?|months?|years?))\b",
+                       re.IGNORECASE)
+_MOVED_THEN = re.compile(r"\b(?:when|once|after|before|since|until|as soon as)\s*$", re.IGNORECASE)
 # Abbreviations a sentence may have been cut at ("St. Louis" → "St"): no place of their own.
 _CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
 
 
 def _not_so(match: re.Match[str], message: str) -> bool:
-    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _NOT_SO_ANYWHERE,
-    or a question ("I work at Google?")."""
-    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _NOT_SO_ANYWHERE.search(message)
+    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING, or a
+    question ("I work at Google?")."""
+    at = message.find(match.string)
+    after = message[at + match.end():] if at >= 0 else match.string[match.end():]
+    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _JOKING.search(after)
                 or match.string[match.end():].lstrip().startswith("?"))
 
 
@@ -310,7 +314,8 @@ def _fact(kind: str):
             return []
         if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
             return []
-        if kind == "lives" and "move" in match.group(0).lower() and _MOVED_ON.search(match.string[match.end():]):
+        moved = kind == "lives" and "move" in match.group(0).lower()
+        if moved and (_MOVED_ON.search(match.string[match.end():]) or _MOVED_THEN.search(match.string[: match.start()])):
             return []
         what = (match.groupdict().get("what") or "").lower()
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
@@ -435,14 +440,14 @@ RULES = (
     _rule("favorite", _favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
-    _rule("fact", _fact("lives"), rf"\bI\s+(?:live|'ve lived|have lived)\s+in\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
-          subjects=SUBJECTS),
+    _rule("fact", _fact("lives"), rf"\bI(?:\s+now)?(?:\s+live|'ve lived|\s+have lived)\s+in\s+(?P<item>{PLACE}){MOVE_END}",
+          generic=True, subjects=SUBJECTS),
     _rule("fact", _fact("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
     # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
     _rule("fact", _fact("lives"),
           rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"
-          rf"\s+(?:back\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
+          rf"\s+(?:back\s+)?(?:from\s+{PLACE}\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
     # ("Call me …" is as often "call me back", "call me Monday": not read.)
     _rule("fact", _name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),

@@ -257,17 +257,45 @@ def _favorite(match: re.Match[str], message: str) -> list[Finding]:
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
-_MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于)?又?"
+# The user alone or with others (我们, 我家, 我们一家, 我和老公都): a home is theirs too.
+_WE = r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也))?"
+_MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于|然后|后来|之后|接着)?又?"
 # A place one lives or works in (上海, 阿里巴巴, 北京朝阳区), never a mark or an emoji.
 PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
-_NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 "
+_NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 外地 国外 "
                  "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+# Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
+# 上海后就胖, 北京的一家公司).
+_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|后就|后来|就|还要|不错")
+# A verb after the place a move went to (我搬到上海工作了 → 上海).
+_AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
 _NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
                       "网上 线上 远程".split())
-_NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边")  # 公司附近: near something, no place of its own
-# What makes a home or a workplace said no fact: a supposition (如果我搬到北京), what someone else
-# says or thinks (我妈说我搬到北京了, 他以为…), a dream.
-_NOT_SO = re.compile(r"如果|假如|要是|假设|万一|等|希望|以为|觉得|说|听说|梦")
+_NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边", "宿舍")  # 公司附近: no place of its own
+# What makes a statement of the user's home or work no fact, said before it in the sentence: a
+# supposition (如果我搬到北京), what someone else says or thinks (我妈说，我搬到北京了; not 说实话,
+# 跟你说), a dream; or after it: a joke (…，开玩笑的).
+_NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里"
+                     rf"|(?:{_OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
+_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩")
+
+
+def around(match: re.Match[str], message: str) -> tuple[str, str]:
+    """The words of `match`'s sentence before and after it, across commas (its rule reads one
+    clause; the message holds the rest)."""
+    at = message.find(match.string)
+    if at < 0:
+        return match.string[: match.start()], match.string[match.end():]
+    start, end = at + match.start(), at + match.end()
+    before = re.split(r"[。!?;\n]", message[:start])[-1]
+    after = re.split(r"[。!?;\n]", message[end:])[0]
+    return before, after
+
+
+def said_as_fact(match: re.Match[str], message: str) -> bool:
+    """Whether `match` states something of the user as so (see _NOT_SO and _JOKING)."""
+    before, after = around(match, message)
+    return not (_NOT_SO.search(before) or _JOKING.search(after))
 
 
 def _fact(kind: str):
@@ -277,10 +305,11 @@ def _fact(kind: str):
     def build(match: re.Match[str], message: str) -> list[Finding]:
         item = _HOW_LONG.sub("", _TAIL.sub("", match["item"].strip()))
         if kind == "lives":
-            item = re.sub(r"(?:去|来|住|定居|生活)+$", "", item)  # 我搬到北京去了 → 北京
+            item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
         if not 2 <= len(item) <= 12 or _PRONOUN.search(item) or item.endswith(("吗", "呢")):
             return []
-        if kind in ("lives", "works") and (_NOT_SO.search(match.string[: match.start()]) or item.endswith(_NEAR)):
+        if kind in ("lives", "works") and (not said_as_fact(match, message) or item.endswith(_NEAR)
+                                           or _NOT_IN_PLACE.search(item)):
             return []
         if (kind == "lives" and item in _NOT_HOMES) or (kind == "works" and (
                 item in _NOT_WORKPLACES or item.startswith(("一家", "一个", "家")))):
@@ -308,10 +337,11 @@ _JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
 _NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作]")
 # 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生, 你扮演病人，我是医生: not what the user is
 _HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
-_ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # anywhere in the message: 你扮演病人，我是医生
+_ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # in the same sentence: 你扮演病人，我是医生
 
 
-_TITLES = ("房东", "师傅", "师父", "阿姨", "叔叔", "大爷", "大妈", "总", "经理", "老板", "先生", "女士", "小姐", "同学", "大夫")
+_TITLES = ("房东", "师傅", "师父", "阿姨", "叔叔", "大爷", "大妈", "总", "经理", "老板", "先生", "女士", "小姐", "同学", "大夫",
+           "总监", "主任", "部长", "科长", "处长", "局长", "院长", "校长", "主管", "总裁", "董事长", "老板娘", "工")
 
 
 def is_occupation(item: str) -> bool:
@@ -337,9 +367,11 @@ def _job(match: re.Match[str], message: str) -> list[Finding]:
     """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
     wish or a supposition (如果我是医生, 我希望我是医生)."""
     item = re.sub(r"^(?:干|做|搞)", "", _TAIL.sub("", match["item"]))
-    if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(message)
-            or match["item"].endswith(("吧", "吗", "呢")) or not is_occupation(item)):
-        return []  # (我是医生吧: a guess)
+    before, after = around(match, message)
+    if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(before + after)
+            or not said_as_fact(match, message) or match["item"].endswith(("吧", "吗", "呢"))
+            or not is_occupation(item)):
+        return []  # (我是医生吧: a guess; 你扮演病人，我是医生: a game; 我妈说我是医生: her word)
     return [say("fact_job", item, value={"job": item})]
 
 
@@ -433,13 +465,14 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", _fact("lives"), rf"{SELF}(?:现在)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}", generic=True,
-          subjects=FACT_SUBJECTS),
+    _rule("fact", _fact("lives"), rf"{SELF}{_WE}(?:现在)?(?:都|也|一直)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
+          generic=True, subjects=FACT_SUBJECTS),
     # A move is a new home (我搬到上海了, 我们家去年搬到了杭州, 今年又搬回了杭州); not a plan (我想搬到
     # 上海, 我下个月搬去杭州).
-    _rule("fact", _fact("lives"), rf"{SELF}(?:们)?(?:家|一家)?{_MOVED_WHEN}搬(?:家)?(?:到|去|回)了?"
+    _rule("fact", _fact("lives"), rf"{SELF}{_WE}{_MOVED_WHEN}(?:从{PLACE_CHARS}{{2,8}}?)?搬(?:家)?(?:到|去|回)了?"
           rf"(?P<item>(?!过){PLACE_CHARS}{{2,12}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
-    _rule("fact", _fact("works"), rf"{SELF}(?:现在)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班){CLAUSE_END}",
+    _rule("fact", _fact("works"),
+          rf"{SELF}{_WE}(?:现在)?(?:都|也)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", _name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",
           rf"^\s*我的名字是(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),

@@ -123,3 +123,49 @@ def test_a_keyless_fact_capture_did_not_write_is_left_alone(principal):
     assert Node.objects.get(pk=project.pk).status == NodeStatus.ACTIVE
     assert Node.objects.get(pk=legacy.pk).status == NodeStatus.ACTIVE
     assert active_nodes(key="name").get().value_json == {"name": "小红"}
+
+
+def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
+    """Before keys, "I work at Google" and "I work as a nurse" were both "User works as/at …"."""
+    google = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="User works as/at Google",
+                       content="The user said they work as/at Google.", value_json={"works": "Google"})
+    nurse = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="User works as/at nurse",
+                      content="The user said they work as/at nurse.", value_json={"works": "nurse"})
+    parents = make_node(principal, **OWNER, scope="user", type="fact", domain="general", title="用户住在杭州",
+                        content="用户的父母住在杭州。", value_json={"lives": "杭州"})
+    capture(principal, "Remember that I work at Amazon. I work as a teacher.")
+    capture(principal, "我搬到上海了")
+    status = dict(Node.objects.filter(pk__in=[google.pk, nurse.pk, parents.pk]).values_list("pk", "status"))
+    assert status == {google.pk: NodeStatus.SUPERSEDED, nurse.pk: NodeStatus.SUPERSEDED, parents.pk: NodeStatus.ACTIVE}
+    assert active_nodes(key="workplace").get().value_json == {"works": "Amazon"}
+    assert active_nodes(key="occupation").get().value_json == {"job": "teacher"}
+
+
+@pytest.mark.parametrize("text,home", [
+    # A second review's finds: the words ran on past the place, or said it as someone else's.
+    ("我住在杭州挺好的", "杭州"), ("我刚搬到上海的时候很不习惯", "杭州"), ("我搬到上海后就胖了", "杭州"),
+    ("我搬到上海工作了", "上海"), ("我搬到公司宿舍了", "杭州"), ("我住在上海附近的昆山", "杭州"),
+    ("我妈说，我搬到上海了", "杭州"), ("昨晚做了个梦，我搬到上海了", "杭州"), ("我搬到上海了，开玩笑的", "杭州"),
+    ("我搬到上海，然后又搬回了杭州", "杭州"), ("我从杭州搬到了苏州", "苏州"),
+    # ...and true statements the first fixes refused.
+    ("说实话我住在上海", "上海"), ("我跟你说我搬到上海了", "上海"), ("我希望你记住我住在上海", "上海"),
+    ("我和老公都住在上海", "上海"), ("我们住在上海", "上海"), ("我家住在上海", "上海"),
+    ("I said I live in Munich now.", "Munich"), ("I moved to Lisbon in 2023.", "Lisbon"),
+    ("I moved to Lisbon before the pandemic.", "Lisbon"), ("I live in Berlin, just kidding, I live in Munich.", "Munich"),
+    ("I moved from Lisbon to Porto", "Porto"), ("I've lived in Berlin for ten years", "Berlin"),
+    ("When I moved to Lisbon, I was 20", "杭州"),
+])
+def test_what_a_sentence_says_of_the_home(principal, text, home):
+    capture(principal, "记住，我住在杭州")
+    capture(principal, text)
+    assert homes() == [({"lives": home}, "user")]
+
+
+@pytest.mark.parametrize("text,job", [
+    ("我妈说我是医生", "护士"), ("他们都说我是医生", "护士"), ("我梦见我是医生", "护士"), ("我是医生，开玩笑的", "护士"),
+    ("I'm a doctor, you play the patient.", "护士"), ("你扮演厨师。我是一名医生", "医生"),
+])
+def test_what_a_sentence_says_of_the_job(principal, text, job):
+    capture(principal, "记住，我是一名护士")
+    capture(principal, text)
+    assert active_nodes(key="occupation").get().value_json == {"job": job}
