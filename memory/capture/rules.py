@@ -34,9 +34,9 @@ import opencc
 from memory import limits
 from memory.capture import rules_en, rules_zh
 from memory.capture.base import Extraction, ExtractionContext, MessageView, NodeView
+from memory.capture.facts import profile_replaces
 from memory.capture.rules_common import (
     COOKING,
-    GENERAL,
     PROFILE_FIELDS,
     REPLACES,
     Finding,
@@ -220,7 +220,7 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
     if key in REPLACES:
         return node.domain == COOKING and node.key in REPLACES[key] and same_text(_ingredient(node.value_json), finding.item)
     if finding.kind in PROFILE_FIELDS:
-        return _profile_replaces(finding, node)
+        return profile_replaces(finding, node)
     if finding.kind == "correction":
         return node.type != "correction" and any(same_text(text, finding.old) for text in value_strings(node.value_json))
     if finding.kind == "task_done":
@@ -228,40 +228,6 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
         is_open = not (isinstance(value, dict) and value.get("status") == "done")
         return node.type == "task" and is_open and _same_task(_task_text(node), finding.item)
     return False
-
-
-# Capture's English note of "I work as/at …" before it told a job ("nurse") from a workplace
-# ("Google"): {"works": …}, this title and content.
-_LEGACY_WORKS = ("User works as/at {item}", "The user said they work as/at {item}.")
-
-
-def _capture_wrote(kind: str, node: NodeView) -> bool:
-    """Whether the keyless `node` is capture's own note of a fact of `kind`: the value's one
-    field, the title and the content are those capture writes (in either language), so an agent's
-    note that happens to hold such a value ({"name": "阿波罗"}, "用户住在杭州" about the parents)
-    is left alone."""
-    value = node.value_json
-    if not (isinstance(value, dict) and len(value) == 1):
-        return False
-    (field, item), = value.items()
-    if not isinstance(item, str) or not item:
-        return False
-    shapes = [table.TEXTS[kind][:2] for table in TABLES.values()] if field == PROFILE_FIELDS[kind] else []
-    if field == "works" and (kind, item[0].isupper()) in (("fact_works", True), ("fact_job", False)):
-        shapes.append(_LEGACY_WORKS)
-    return any((node.title, node.content) == (title.format(item=item), content.format(item=item))
-               for title, content in shapes)
-
-
-def _profile_replaces(finding: Finding, node: NodeView) -> bool:
-    """A new name, home, workplace or occupation replaces the user's fact of the same key with
-    another value, or a keyless fact of its kind that capture wrote before these had keys
-    (_capture_wrote)."""
-    if node.type != "fact" or node.domain != GENERAL or canonical(node.value_json) == canonical(finding.value):
-        return False
-    if node.key:
-        return node.key == finding.spec.key
-    return _capture_wrote(finding.kind, node)
 
 
 def _title_names(finding: Finding, node: NodeView) -> bool:

@@ -3,120 +3,36 @@
 Patterns are case-insensitive. An item is one to four words ending at punctuation or at a
 word that starts a new phrase ("cilantro when I cook" → cilantro); items that point at
 something only the conversation knows (it, that, the color, my book) veto the match, so
-"I love that!" or "I love your turtles" store nothing: precision over recall.
+"I love that!" or "I love your turtles" store nothing: precision over recall. The words the
+table shares are in memory.capture.words_en, the rules about the user's own name, home and
+work in memory.capture.facts_en.
 """
 
 import re
 from dataclasses import replace
 from datetime import timedelta
 
-from memory.capture.rules_common import DAY, Finding, Language, Rule, Subjects, alternation, flavor_value
-
-FOOD = set(
-    """cilantro coriander onion onions garlic ginger peanut peanuts nuts shellfish shrimp shrimps prawns crab lobster
-    fish seafood pork beef lamb chicken meat eggs egg milk dairy cheese butter gluten wheat soy tofu mushroom mushrooms
-    tomato tomatoes pepper peppers chili chilli chilies olives celery eggplant broccoli cauliflower spinach kale avocado
-    mayo mayonnaise msg sugar chocolate coconut strawberries bananas bacon ham sausage cucumber beans lentils rice pasta
-    bread noodles sushi lactose sesame cream yogurt honey coffee alcohol wine beer mustard ketchup anchovies tuna salmon
-    oysters clams mussels squid pineapple mango durian licorice cinnamon curry spice spices""".split()
+from memory.capture.facts_en import JOB, KIN, NAME, PLACE, SUBJECTS, fact_builder, own_job, own_name
+from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+from memory.capture.words_en import (
+    COOKING_WORDS,
+    CUISINES,
+    END,
+    END_WHOLE,
+    FLAVOR_CUE,
+    FLAVOR_RUN,
+    FLAVORS,
+    ITEM,
+    MOVE_END,
+    POINTING,
+    TEXTS,
+    clean,
+    is_food,
+    items,
+    say,
 )
-CUISINES = ("Italian Chinese Mexican Thai Japanese Indian French Korean Sichuan Cantonese Vietnamese Greek Spanish "
-            "Mediterranean Turkish Lebanese Ethiopian Moroccan American Southern Cajun").split()
-COOKING_WORDS = re.compile(r"\b(?:cook\w*|recipes?|dish(?:es)?|food|meals?|dinner|lunch|breakfast|eat\w*|kitchen|menu)\b",
-                           re.IGNORECASE)
 
-FLAVORS = (
-    ("not too spicy", {"spicy": "low"}), ("not very spicy", {"spicy": "low"}), ("less spicy", {"spicy": "low"}),
-    ("mildly spicy", {"spicy": "low"}), ("a little spicy", {"spicy": "low"}), ("not spicy", {"spicy": "none"}),
-    ("no spice", {"spicy": "none"}), ("non-spicy", {"spicy": "none"}), ("nothing spicy", {"spicy": "none"}),
-    ("very spicy", {"spicy": "high"}), ("extra spicy", {"spicy": "high"}), ("spicy food", {"spicy": "high"}),
-    ("low oil", {"oil": "low"}), ("less oil", {"oil": "low"}), ("little oil", {"oil": "low"}),
-    ("not oily", {"oil": "low"}), ("not greasy", {"oil": "low"}), ("low salt", {"salt": "low"}),
-    ("less salt", {"salt": "low"}), ("low sodium", {"salt": "low"}), ("not too salty", {"salt": "low"}),
-)
-_FLAVOR = alternation(phrase for phrase, _ in FLAVORS)
-FLAVOR_RUN = rf"\b(?:{_FLAVOR})(?:\s*(?:,|and|&|but|with)?\s*(?:{_FLAVOR}))*"
-FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|please|should be|need|enjoy)\b", re.IGNORECASE)
-
-# Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
-END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
-       r"|so|or|but|now|from|on|lately|today|tonight|tomorrow)\b|\s*[,.;:!?)\"]|\s*$)")
-# After a place one moved to: a time may follow ("I moved to Berlin last year").
-MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
-            r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
-# A stricter end for things that must stay whole ("animals with fur").
-END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I)\b|\s*[,.;:!?)\"]|\s*$)"
-ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
-_POINTING = set(
-    """i me my mine you your yours it its that this these those them they their theirs he him his she her hers we us our
-    ours what how when where why who which there here all everything something anything nothing everyone someone
-    anyone so very too much lot lots way kind sort one ones thing things stuff""".split()
-)
-# Words an item cannot start with: a determiner that points back, a clause ("the things I love
-# makes writing fun": "makes …" is not what is loved), a conjunction.
-_BAD_START = {"the", "to", "being", "seeing", "hearing", "knowing", "having", "getting", "doing", "going", "not", "no",
-              "if", "and", "or", "but", "just", "really", "is", "are", "was", "were", "makes", "made", "has", "have",
-              "gives", "brings", "keeps", "helps", "means", "can", "will", "would", "every", "each"}
-_STRIP_START = re.compile(r"^(?:a|an|some|any|most|all kinds of|eating|to eat)\s+", re.IGNORECASE)
-
-TEXTS = {
-    # kind: (title, content, tags); {item} is filled in
-    "avoid": ("User avoids {item}", "Avoid {item} in recipe suggestions.", ("avoid", "recipes")),
-    "limit": ("User accepts a little {item}", "A little {item} is fine, but not too much.", ("avoid", "recipes")),
-    "like_food": ("User likes {item}", "Recipes with {item} are welcome.", ("likes", "recipes")),
-    "cuisine": ("User likes {item} food", "Prefer {item} dishes in recipe suggestions.", ("cuisine", "recipes")),
-    "flavor": ("User prefers {item}", "Prefer {item} in recipe suggestions.", ("taste", "recipes")),
-    "diet": ("User is {item}", "Recipe suggestions must suit it: the user is {item}.", ("diet", "recipes")),
-    "allergy": ("User is allergic to {item}", "Never suggest {item}.", ("allergy", "recipes")),
-    "allergy_other": ("User is allergic to {item}", "The user said they are allergic to {item}.", ("allergy",)),
-    "health": ("User has {item}", "The user said: {said}", ("health", "temporary")),
-    "like": ("User likes {item}", "The user said they like {item}.", ("likes",)),
-    "dislike": ("User dislikes {item}", "The user said they dislike {item}.", ("likes",)),
-    "favorite": ("User's favorite {what} is {item}", "The user said their favorite {what} is {item}.", ("likes",)),
-    "fact_lives": ("User lives in {item}", "The user said they live in {item}.", ("home",)),
-    "fact_works": ("User works at {item}", "The user said they work at {item}.", ("work",)),
-    "fact_named": ("User's {what} is named {item}", "The user's {what} is named {item}.", ("family",)),
-    "fact_name": ("User's name is {item}", "The user said their name is {item}.", ("name",)),
-    "fact_job": ("User is a {item}", "The user said they are a {item}.", ("work",)),
-    "note": ("{item}", "The user asked to remember: {item}", ("remember",)),
-    "decision": ("Decision: {item}", "Decided: {item}", ("decision",)),
-    "task": ("To do: {item}", "To do: {item}", ("task",)),
-    "task_done": ("Done: {item}", "Done: {item}", ("task", "done")),
-    "correction": ("Correction: {old} → {item}", "The user corrected: {item}, not {old}.", ("correction",)),
-}
-
-
-def clean(text: str, *, longest: int = 4) -> str:
-    """The item in `text` (articles dropped, lower-cased words kept as said), or '' when it is
-    not a self-contained item."""
-    text = _STRIP_START.sub("", text.strip(" '\"")).strip()
-    words = text.lower().split()
-    if not 1 <= len(words) <= longest or words[0] in _BAD_START or _POINTING & set(words):
-        return ""
-    if not re.fullmatch(r"[\w' -]+", text) or any(char.isdigit() for char in text):
-        return ""
-    return text
-
-
-def items(text: str, *, longest: int = 4) -> list[str]:
-    """The items of a list ("peanuts and shellfish" → both); [] if any part is not an item."""
-    parts = [clean(part, longest=longest) for part in re.split(r",|\band\b|\bor\b|&", text) if part.strip()]
-    return parts if parts and all(parts) else []
-
-
-def is_food(item: str) -> bool:
-    words = item.lower().split()
-    return bool(words) and (item.lower() in FOOD or words[-1] in FOOD or words[-1] == "food")
-
-
-def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what: str = "", entities=None) -> Finding:
-    """A Finding of `kind` about `item`, in this table's words (TEXTS)."""
-    title, content, tags = TEXTS[kind]
-    words = {"item": item, "old": old, "said": said, "what": what}
-    return Finding(kind=kind, lang="en", value=item if value is None else value, title=title.format(**words),
-                   content=content.format(**words), tags=tags, entities=tuple(entities if entities is not None else [item]),
-                   item=item, old=old)
-
+__all__ = ["FLAVORS", "LANGUAGE", "TEXTS", "say"]  # what memory.capture.rules reads of a language table
 
 # ---- builders: (match, message) -> findings -------------------------------------------------
 
@@ -231,95 +147,15 @@ def _like(kind: str):
     def build(match: re.Match[str], message: str) -> list[Finding]:
         item = clean(match["item"], longest=6)
         rest = re.split(r"[,.;:!?]", match.string[match.end():], maxsplit=1)[0]
-        if not item or _POINTING & set(rest.lower().split()) - {"so", "very", "too", "much", "lot", "lots"}:
+        if not item or POINTING & set(rest.lower().split()) - {"so", "very", "too", "much", "lot", "lots"}:
             return []
         return [say(kind, item)]
     return build
 
 
-PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
-NAME = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
-KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|husband|partner|boyfriend|girlfriend|brother"
-       "|sister|mom|mother|dad|father|friend|best friend")
-
-
-# Words that make "I'm a … driver" something else than a job (a good driver, a student driver).
-_NOT_A_JOB = (r"(?:terrible|good|bad|great|horrible|awful|lousy|decent|better|worse|designated|backseat|student|fan|fake"
-              r"|wannabe|pretend|aspiring)\b")
-OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lecturer|engineer|developer|programmer"
-               "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
-               "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
-               "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
-               "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer")
-
-# An occupation of the list with up to two words before it ("software engineer"), whole.
-_JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
-        r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
-
-
-def _name(match: re.Match[str], message: str) -> list[Finding]:
-    """"My name is Alice" / "call me Al" → a fact: the user's own name."""
-    item = match["item"].strip()
-    return [say("fact_name", item, value={"name": item})] if item.lower() not in _POINTING else []
-
-
-# What makes a statement about one's home or work no fact: before it in the sentence, a
-# supposition, someone else's word ("My boss thinks I moved to Lisbon"; not "I told you I work at
-# Google"), a dream or a quotation; after it in the message, a joke ("I'm a nurse, just kidding").
-_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish)\b"
-                            r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
-                            re.IGNORECASE)
-_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play(?:ing)?|you play)\b", re.IGNORECASE)
-# A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months
-# but came back"; "When I moved to Lisbon, I…" tells of that time.
-_MOVED_ON = re.compile(r"\b(?:then|came back|moved back|went back|for (?:\w+ )?(?:days?|weeks?|months?|years?))\b",
-                       re.IGNORECASE)
-_MOVED_THEN = re.compile(r"\b(?:when|once|after|before|since|until|as soon as)\s*$", re.IGNORECASE)
-# Abbreviations a sentence may have been cut at ("St. Louis" → "St"): no place of their own.
-_CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
-
-
-def _not_so(match: re.Match[str], message: str) -> bool:
-    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING, or a
-    question ("I work at Google?")."""
-    at = message.find(match.string)
-    after = message[at + match.end():] if at >= 0 else match.string[match.end():]
-    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _JOKING.search(after)
-                or match.string[match.end():].lstrip().startswith("?"))
-
-
-def _job(match: re.Match[str], message: str) -> list[Finding]:
-    """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
-    if _not_so(match, message):
-        return []
-    item = " ".join(match["item"].lower().split())
-    return [say("fact_job", item, value={"job": item})]
-
-
-# Who a flavour is for (rules_common.Subjects): "My kids don't want spicy food" is the kids'.
-SUBJECTS = Subjects(others=re.compile(rf"\b(?:my|our)\s+(?:{KIN})s?\b|\b(?:he|she|they)\b", re.IGNORECASE),
-                    user=re.compile(r"\bI\b|\bme\b"), lead=re.compile(r""))
-
-
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
     item, what = clean(match["item"]), clean(match["what"], longest=2)
     return [say("favorite", item, what=what.lower())] if item and what else []
-
-
-def _fact(kind: str):
-    """A plain fact about the user ("I live in Lisbon", "my dog is called Max")."""
-    def build(match: re.Match[str], message: str) -> list[Finding]:
-        item = match["item"].strip() if kind != "works" or match["item"][:1].isupper() else clean(match["item"])
-        if not item or len(item.split()) > 4 or item.lower() in _POINTING:
-            return []
-        if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
-            return []
-        moved = kind == "lives" and "move" in match.group(0).lower()
-        if moved and (_MOVED_ON.search(match.string[match.end():]) or _MOVED_THEN.search(match.string[: match.start()])):
-            return []
-        what = (match.groupdict().get("what") or "").lower()
-        return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
-    return build
 
 
 def _text(match: re.Match[str], *, longest: int = 14) -> str:
@@ -349,7 +185,7 @@ _ABSTRACT = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find 
 
 def _task(match: re.Match[str], message: str) -> list[Finding]:
     text = _text(match, longest=10)
-    if not text or _ABSTRACT.match(text) or _POINTING & set(text.lower().split()) - {"my", "our"}:
+    if not text or _ABSTRACT.match(text) or POINTING & set(text.lower().split()) - {"my", "our"}:
         return []
     return [say("task", text, value={"task": text, "status": "open"}, entities=[])]
 
@@ -440,21 +276,21 @@ RULES = (
     _rule("favorite", _favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
-    _rule("fact", _fact("lives"), rf"\bI(?:\s+now)?(?:\s+live|'ve lived|\s+have lived)\s+in\s+(?P<item>{PLACE}){MOVE_END}",
+    _rule("fact", fact_builder("lives"), rf"\bI(?:\s+now)?(?:\s+live|'ve lived|\s+have lived)\s+in\s+(?P<item>{PLACE}){MOVE_END}",
           generic=True, subjects=SUBJECTS),
-    _rule("fact", _fact("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
+    _rule("fact", fact_builder("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
     # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
-    _rule("fact", _fact("lives"),
+    _rule("fact", fact_builder("lives"),
           rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"
           rf"\s+(?:back\s+)?(?:from\s+{PLACE}\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
     # ("Call me …" is as often "call me back", "call me Monday": not read.)
-    _rule("fact", _name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
+    _rule("fact", own_name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
-    _rule("fact", _job,
-          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+{_JOB}",
-          rf"\bI\s+(?:now\s+)?work\s+as\s+an?\s+{_JOB}", generic=True, subjects=SUBJECTS),
-    _rule("fact", _fact("named"),
+    _rule("fact", own_job,
+          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+{JOB}",
+          rf"\bI\s+(?:now\s+)?work\s+as\s+an?\s+{JOB}", generic=True, subjects=SUBJECTS),
+    _rule("fact", fact_builder("named"),
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),
     _rule("like", _like("like"),

@@ -1,0 +1,89 @@
+"""The user's own name, home, workplace and occupation in English (R-EXTRACT): the builders
+that memory.capture.rules_en's table calls for them, who a sentence speaks of (SUBJECTS), and
+what makes such a statement no fact (a supposition, someone else's word, a joke, a past chapter,
+a place cut short).
+"""
+
+import re
+
+from memory.capture.rules_common import Finding, Subjects
+from memory.capture.words_en import POINTING, clean, say
+
+PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
+NAME = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
+KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|husband|partner|boyfriend|girlfriend|brother"
+       "|sister|mom|mother|dad|father|friend|best friend")
+
+
+# Words that make "I'm a … driver" something else than a job (a good driver, a student driver).
+_NOT_A_JOB = (r"(?:terrible|good|bad|great|horrible|awful|lousy|decent|better|worse|designated|backseat|student|fan|fake"
+              r"|wannabe|pretend|aspiring)\b")
+OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lecturer|engineer|developer|programmer"
+               "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
+               "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
+               "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
+               "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer")
+
+# An occupation of the list with up to two words before it ("software engineer"), whole.
+JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
+        r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
+
+
+def own_name(match: re.Match[str], message: str) -> list[Finding]:
+    """"My name is Alice" / "call me Al" → a fact: the user's own name."""
+    item = match["item"].strip()
+    return [say("fact_name", item, value={"name": item})] if item.lower() not in POINTING else []
+
+
+# What makes a statement about one's home or work no fact: before it in the sentence, a
+# supposition, someone else's word ("My boss thinks I moved to Lisbon"; not "I told you I work at
+# Google"), a dream or a quotation; after it in the message, a joke ("I'm a nurse, just kidding").
+_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish)\b"
+                            r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
+                            re.IGNORECASE)
+_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play(?:ing)?|you play)\b", re.IGNORECASE)
+# A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months
+# but came back"; "When I moved to Lisbon, I…" tells of that time.
+_MOVED_ON = re.compile(r"\b(?:then|came back|moved back|went back|for (?:\w+ )?(?:days?|weeks?|months?|years?))\b",
+                       re.IGNORECASE)
+_MOVED_THEN = re.compile(r"\b(?:when|once|after|before|since|until|as soon as)\s*$", re.IGNORECASE)
+# Abbreviations a sentence may have been cut at ("St. Louis" → "St"): no place of their own.
+_CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
+
+
+def _not_so(match: re.Match[str], message: str) -> bool:
+    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING, or a
+    question ("I work at Google?")."""
+    at = message.find(match.string)
+    after = message[at + match.end():] if at >= 0 else match.string[match.end():]
+    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _JOKING.search(after)
+                or match.string[match.end():].lstrip().startswith("?"))
+
+
+def own_job(match: re.Match[str], message: str) -> list[Finding]:
+    """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
+    if _not_so(match, message):
+        return []
+    item = " ".join(match["item"].lower().split())
+    return [say("fact_job", item, value={"job": item})]
+
+
+# Who a flavour is for (rules_common.Subjects): "My kids don't want spicy food" is the kids'.
+SUBJECTS = Subjects(others=re.compile(rf"\b(?:my|our)\s+(?:{KIN})s?\b|\b(?:he|she|they)\b", re.IGNORECASE),
+                    user=re.compile(r"\bI\b|\bme\b"), lead=re.compile(r""))
+
+
+def fact_builder(kind: str):
+    """A plain fact about the user ("I live in Lisbon", "my dog is called Max")."""
+    def build(match: re.Match[str], message: str) -> list[Finding]:
+        item = match["item"].strip() if kind != "works" or match["item"][:1].isupper() else clean(match["item"])
+        if not item or len(item.split()) > 4 or item.lower() in POINTING:
+            return []
+        if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
+            return []
+        moved = kind == "lives" and "move" in match.group(0).lower()
+        if moved and (_MOVED_ON.search(match.string[match.end():]) or _MOVED_THEN.search(match.string[: match.start()])):
+            return []
+        what = (match.groupdict().get("what") or "").lower()
+        return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
+    return build

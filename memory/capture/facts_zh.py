@@ -1,0 +1,129 @@
+"""The user's own name, home, workplace and occupation in Chinese (R-EXTRACT): the builders
+that memory.capture.rules_zh's table calls for them, and what makes such a statement no fact
+(a supposition, someone else's word, a dream, a joke, a place that names none).
+"""
+
+import re
+
+from memory.capture.rules_common import Finding
+from memory.capture.words_zh import HAN, OTHERS, PRONOUN, TAIL, say
+
+_HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
+
+
+# The user alone or with others (我们, 我家, 我们一家, 我和老公都): a home is theirs too.
+WE = r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也))?"
+MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于|然后|后来|之后|接着)?又?"
+# A place one lives or works in (上海, 阿里巴巴, 北京朝阳区), never a mark or an emoji.
+PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
+_NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 外地 国外 "
+                 "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+# Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
+# 上海后就胖, 北京的一家公司).
+_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|后就|后来|就|还要|不错")
+# A verb after the place a move went to (我搬到上海工作了 → 上海).
+_AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
+_NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
+                      "网上 线上 远程".split())
+_NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边", "宿舍")  # 公司附近: no place of its own
+# What makes a statement of the user's home or work no fact, said before it in the sentence: a
+# supposition (如果我搬到北京), what someone else says or thinks (我妈说，我搬到北京了; not 说实话,
+# 跟你说), a dream; or after it: a joke (…，开玩笑的).
+_NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里"
+                     rf"|(?:{OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
+_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩")
+
+
+def around(match: re.Match[str], message: str) -> tuple[str, str]:
+    """The words of `match`'s sentence before and after it, across commas (its rule reads one
+    clause; the message holds the rest)."""
+    at = message.find(match.string)
+    if at < 0:
+        return match.string[: match.start()], match.string[match.end():]
+    start, end = at + match.start(), at + match.end()
+    before = re.split(r"[。!?;\n]", message[:start])[-1]
+    after = re.split(r"[。!?;\n]", message[end:])[0]
+    return before, after
+
+
+def said_as_fact(match: re.Match[str], message: str) -> bool:
+    """Whether `match` states something of the user as so (see _NOT_SO and _JOKING)."""
+    before, after = around(match, message)
+    return not (_NOT_SO.search(before) or _JOKING.search(after))
+
+
+def fact_builder(kind: str):
+    """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京); not a
+    question (我住在杭州吗), a supposition or hearsay (如果我搬到北京, 我妈说我搬到北京了), nor a place
+    that is none (住在酒店, 住在楼上, 搬到公司附近, 在公司上班)."""
+    def build(match: re.Match[str], message: str) -> list[Finding]:
+        item = _HOW_LONG.sub("", TAIL.sub("", match["item"].strip()))
+        if kind == "lives":
+            item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
+        if not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢")):
+            return []
+        if kind in ("lives", "works") and (not said_as_fact(match, message) or item.endswith(_NEAR)
+                                           or _NOT_IN_PLACE.search(item)):
+            return []
+        if (kind == "lives" and item in _NOT_HOMES) or (kind == "works" and (
+                item in _NOT_WORKPLACES or item.startswith(("一家", "一个", "家")))):
+            return []
+        what = match.groupdict().get("what") or ""
+        return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
+    return build
+
+
+# 叫 is also "order, call, wake" (我叫外卖, 我叫个车, 我叫代驾, 我叫儿子起床): what follows must
+# look like a name, and 我叫 must open the clause (帮我叫个外卖, 我儿子总说我叫奥特曼 are no names).
+_NOT_NAME_PART = re.compile("外卖|快递|出租|滴滴|专车|车|代驾|跑腿|闪送|客服|保洁|醒|起来|起床|过来|来了|帮忙|结账|大家"
+                            "|保密|秘密|名字|宝贝")
+_NOT_NAME_START = tuple("个了的过着做得错不苦你他她它们人车饭菜醒一出破")
+OCCUPATIONS = set(
+    "护士 医生 大夫 老师 教师 教授 工程师 程序员 设计师 律师 会计 会计师 厨师 司机 学生 大学生 研究生 博士生 硕士生 高中生 "
+    "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 店主 画家 演员 "
+    "歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 药师 "
+    "医师 兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 实习生 博士后 营养师 理发师 化妆师 美容师 教练 "
+    "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师".split()
+)
+# What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
+# something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
+_JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
+_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作]")
+# 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生, 你扮演病人，我是医生: not what the user is
+_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
+_ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # in the same sentence: 你扮演病人，我是医生
+
+
+_TITLES = ("房东", "师傅", "师父", "阿姨", "叔叔", "大爷", "大妈", "总", "经理", "老板", "先生", "女士", "小姐", "同学", "大夫",
+           "总监", "主任", "部长", "科长", "处长", "局长", "院长", "校长", "主管", "总裁", "董事长", "老板娘", "工")
+
+
+def is_occupation(item: str) -> bool:
+    """An occupation of the list, or one with a field before it (软件工程师)."""
+    for length in range(len(item), 0, -1):
+        if item[-length:] in OCCUPATIONS:
+            prefix = item[:-length]
+            return bool(_JOB_PREFIX.fullmatch(prefix)) and not _NOT_IN_JOB.search(prefix)
+    return False
+
+
+def own_name(match: re.Match[str], message: str) -> list[Finding]:
+    """我叫小红 / 我的名字是王小红 → a fact: the user's own name."""
+    item = TAIL.sub("", match["item"])
+    if (not 2 <= len(item) <= 4 or item in OCCUPATIONS or PRONOUN.search(item) or _NOT_NAME_PART.search(item)
+            or item.startswith(_NOT_NAME_START) or item.endswith(("吗", "呢")) or OTHERS.search(item)
+            or item.endswith(_TITLES) or is_occupation(item)):
+        return []  # (我叫房东, 我叫张师傅, 我叫王医生: someone called, not a name)
+    return [say("fact_name", item, value={"name": item})]
+
+
+def own_job(match: re.Match[str], message: str) -> list[Finding]:
+    """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
+    wish or a supposition (如果我是医生, 我希望我是医生)."""
+    item = re.sub(r"^(?:干|做|搞)", "", TAIL.sub("", match["item"]))
+    before, after = around(match, message)
+    if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(before + after)
+            or not said_as_fact(match, message) or match["item"].endswith(("吧", "吗", "呢"))
+            or not is_occupation(item)):
+        return []  # (我是医生吧: a guess; 你扮演病人，我是医生: a game; 我妈说我是医生: her word)
+    return [say("fact_job", item, value={"job": item})]

@@ -1,0 +1,113 @@
+"""The words the English rule table shares (memory.capture.rules_en, facts_en): foods,
+cuisines and flavours, where an item ends, what an item looks like, and the table's own wording
+of each kind of memory (TEXTS, say).
+"""
+
+import re
+
+from memory.capture.rules_common import Finding, alternation
+
+FOOD = set(
+    """cilantro coriander onion onions garlic ginger peanut peanuts nuts shellfish shrimp shrimps prawns crab lobster
+    fish seafood pork beef lamb chicken meat eggs egg milk dairy cheese butter gluten wheat soy tofu mushroom mushrooms
+    tomato tomatoes pepper peppers chili chilli chilies olives celery eggplant broccoli cauliflower spinach kale avocado
+    mayo mayonnaise msg sugar chocolate coconut strawberries bananas bacon ham sausage cucumber beans lentils rice pasta
+    bread noodles sushi lactose sesame cream yogurt honey coffee alcohol wine beer mustard ketchup anchovies tuna salmon
+    oysters clams mussels squid pineapple mango durian licorice cinnamon curry spice spices""".split()
+)
+CUISINES = ("Italian Chinese Mexican Thai Japanese Indian French Korean Sichuan Cantonese Vietnamese Greek Spanish "
+            "Mediterranean Turkish Lebanese Ethiopian Moroccan American Southern Cajun").split()
+COOKING_WORDS = re.compile(r"\b(?:cook\w*|recipes?|dish(?:es)?|food|meals?|dinner|lunch|breakfast|eat\w*|kitchen|menu)\b",
+                           re.IGNORECASE)
+
+FLAVORS = (
+    ("not too spicy", {"spicy": "low"}), ("not very spicy", {"spicy": "low"}), ("less spicy", {"spicy": "low"}),
+    ("mildly spicy", {"spicy": "low"}), ("a little spicy", {"spicy": "low"}), ("not spicy", {"spicy": "none"}),
+    ("no spice", {"spicy": "none"}), ("non-spicy", {"spicy": "none"}), ("nothing spicy", {"spicy": "none"}),
+    ("very spicy", {"spicy": "high"}), ("extra spicy", {"spicy": "high"}), ("spicy food", {"spicy": "high"}),
+    ("low oil", {"oil": "low"}), ("less oil", {"oil": "low"}), ("little oil", {"oil": "low"}),
+    ("not oily", {"oil": "low"}), ("not greasy", {"oil": "low"}), ("low salt", {"salt": "low"}),
+    ("less salt", {"salt": "low"}), ("low sodium", {"salt": "low"}), ("not too salty", {"salt": "low"}),
+)
+_FLAVOR = alternation(phrase for phrase, _ in FLAVORS)
+FLAVOR_RUN = rf"\b(?:{_FLAVOR})(?:\s*(?:,|and|&|but|with)?\s*(?:{_FLAVOR}))*"
+FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|please|should be|need|enjoy)\b", re.IGNORECASE)
+
+# Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
+END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
+       r"|so|or|but|now|from|on|lately|today|tonight|tomorrow)\b|\s*[,.;:!?)\"]|\s*$)")
+# After a place one moved to: a time may follow ("I moved to Berlin last year").
+MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
+            r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
+# A stricter end for things that must stay whole ("animals with fur").
+END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I)\b|\s*[,.;:!?)\"]|\s*$)"
+ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
+POINTING = set(
+    """i me my mine you your yours it its that this these those them they their theirs he him his she her hers we us our
+    ours what how when where why who which there here all everything something anything nothing everyone someone
+    anyone so very too much lot lots way kind sort one ones thing things stuff""".split()
+)
+# Words an item cannot start with: a determiner that points back, a clause ("the things I love
+# makes writing fun": "makes …" is not what is loved), a conjunction.
+BAD_START = {"the", "to", "being", "seeing", "hearing", "knowing", "having", "getting", "doing", "going", "not", "no",
+              "if", "and", "or", "but", "just", "really", "is", "are", "was", "were", "makes", "made", "has", "have",
+              "gives", "brings", "keeps", "helps", "means", "can", "will", "would", "every", "each"}
+STRIP_START = re.compile(r"^(?:a|an|some|any|most|all kinds of|eating|to eat)\s+", re.IGNORECASE)
+
+TEXTS = {
+    # kind: (title, content, tags); {item} is filled in
+    "avoid": ("User avoids {item}", "Avoid {item} in recipe suggestions.", ("avoid", "recipes")),
+    "limit": ("User accepts a little {item}", "A little {item} is fine, but not too much.", ("avoid", "recipes")),
+    "like_food": ("User likes {item}", "Recipes with {item} are welcome.", ("likes", "recipes")),
+    "cuisine": ("User likes {item} food", "Prefer {item} dishes in recipe suggestions.", ("cuisine", "recipes")),
+    "flavor": ("User prefers {item}", "Prefer {item} in recipe suggestions.", ("taste", "recipes")),
+    "diet": ("User is {item}", "Recipe suggestions must suit it: the user is {item}.", ("diet", "recipes")),
+    "allergy": ("User is allergic to {item}", "Never suggest {item}.", ("allergy", "recipes")),
+    "allergy_other": ("User is allergic to {item}", "The user said they are allergic to {item}.", ("allergy",)),
+    "health": ("User has {item}", "The user said: {said}", ("health", "temporary")),
+    "like": ("User likes {item}", "The user said they like {item}.", ("likes",)),
+    "dislike": ("User dislikes {item}", "The user said they dislike {item}.", ("likes",)),
+    "favorite": ("User's favorite {what} is {item}", "The user said their favorite {what} is {item}.", ("likes",)),
+    "fact_lives": ("User lives in {item}", "The user said they live in {item}.", ("home",)),
+    "fact_works": ("User works at {item}", "The user said they work at {item}.", ("work",)),
+    "fact_named": ("User's {what} is named {item}", "The user's {what} is named {item}.", ("family",)),
+    "fact_name": ("User's name is {item}", "The user said their name is {item}.", ("name",)),
+    "fact_job": ("User is a {item}", "The user said they are a {item}.", ("work",)),
+    "note": ("{item}", "The user asked to remember: {item}", ("remember",)),
+    "decision": ("Decision: {item}", "Decided: {item}", ("decision",)),
+    "task": ("To do: {item}", "To do: {item}", ("task",)),
+    "task_done": ("Done: {item}", "Done: {item}", ("task", "done")),
+    "correction": ("Correction: {old} → {item}", "The user corrected: {item}, not {old}.", ("correction",)),
+}
+
+
+def clean(text: str, *, longest: int = 4) -> str:
+    """The item in `text` (articles dropped, lower-cased words kept as said), or '' when it is
+    not a self-contained item."""
+    text = STRIP_START.sub("", text.strip(" '\"")).strip()
+    words = text.lower().split()
+    if not 1 <= len(words) <= longest or words[0] in BAD_START or POINTING & set(words):
+        return ""
+    if not re.fullmatch(r"[\w' -]+", text) or any(char.isdigit() for char in text):
+        return ""
+    return text
+
+
+def items(text: str, *, longest: int = 4) -> list[str]:
+    """The items of a list ("peanuts and shellfish" → both); [] if any part is not an item."""
+    parts = [clean(part, longest=longest) for part in re.split(r",|\band\b|\bor\b|&", text) if part.strip()]
+    return parts if parts and all(parts) else []
+
+
+def is_food(item: str) -> bool:
+    words = item.lower().split()
+    return bool(words) and (item.lower() in FOOD or words[-1] in FOOD or words[-1] == "food")
+
+
+def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what: str = "", entities=None) -> Finding:
+    """A Finding of `kind` about `item`, in this table's words (TEXTS)."""
+    title, content, tags = TEXTS[kind]
+    words = {"item": item, "old": old, "said": said, "what": what}
+    return Finding(kind=kind, lang="en", value=item if value is None else value, title=title.format(**words),
+                   content=content.format(**words), tags=tags, entities=tuple(entities if entities is not None else [item]),
+                   item=item, old=old)

@@ -1,0 +1,118 @@
+"""The words the Chinese rule table shares (memory.capture.rules_zh, facts_zh): foods,
+cuisines and flavours, what an item looks like, the table's own wording of each kind of memory
+(TEXTS, say), and who a sentence speaks of (SUBJECTS: the user, a family member, a friend).
+"""
+
+import re
+
+from memory.capture.rules_common import Finding, Subjects, alternation
+
+HAN = r"\u4e00-\u9fff"
+STOP = r"[^,.;:!?。\s]"  # a character inside one clause
+
+FOOD = set(
+    "香菜 葱 姜 蒜 大蒜 洋葱 辣椒 花椒 韭菜 芹菜 茄子 青椒 胡萝卜 土豆 番茄 西红柿 蘑菇 香菇 豆腐 鸡蛋 牛奶 花生 坚果 "
+    "海鲜 虾 螃蟹 鱼 牛肉 猪肉 羊肉 鸡肉 内脏 肥肉 味精 糖 蛋 乳制品 芒果 菠萝 苦瓜 榴莲 生姜 香椿 鱼腥草 折耳根 "
+    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱".split()
+)
+FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶")
+CUISINES = ("川菜 粤菜 湘菜 鲁菜 苏菜 浙菜 闽菜 徽菜 东北菜 本帮菜 家常菜 日料 日本料理 韩餐 韩国料理 西餐 泰国菜 泰餐 "
+            "意大利菜 法餐 法国菜 墨西哥菜 印度菜 越南菜 新疆菜 云南菜 火锅 烧烤").split()
+COOKING_WORDS = re.compile(r"做饭|做菜|菜谱|食谱|下厨|烧菜|炒菜|吃|饭|餐|菜|口味|食材|调料|料理")
+
+FLAVORS = (
+    ("不能吃辣", {"spicy": "none"}), ("不吃辣", {"spicy": "none"}), ("不要辣", {"spicy": "none"}), ("不辣", {"spicy": "none"}),
+    ("不要太辣", {"spicy": "low"}), ("别太辣", {"spicy": "low"}), ("不太辣", {"spicy": "low"}), ("少辣", {"spicy": "low"}),
+    ("微辣", {"spicy": "low"}), ("少放辣", {"spicy": "low"}), ("重辣", {"spicy": "high"}), ("特辣", {"spicy": "high"}),
+    ("多放辣", {"spicy": "high"}), ("吃辣", {"spicy": "high"}),
+    ("少油", {"oil": "low"}), ("少放油", {"oil": "low"}), ("不油腻", {"oil": "low"}), ("不要油腻", {"oil": "low"}),
+    ("清淡", {"oil": "low", "salt": "low"}), ("少盐", {"salt": "low"}), ("少放盐", {"salt": "low"}),
+)
+FLAVOR_RUN = rf"(?:(?:{alternation(phrase for phrase, _ in FLAVORS)})[和、与及]?)+"
+FLAVOR_CUE = re.compile(r"喜欢|偏好|爱|要|想|口味|做得|做成|做|来点|希望|习惯|吃")
+
+HEAD = re.compile(r"^(?:我觉得|我想|其实|不过|但是|现在|以后|今天|今晚|明天|这几天|最近|暂时"
+                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我)+")
+TAIL = re.compile(r"(?:之类的?|什么的|这种东西|这类东西|的东西|的菜谱|的菜|了|的|啊|呀|吧|哦|呢|哈|嘛|啦|噢|哟|类)+$")
+NOT_ITEMS = set("东西 饭 早饭 早餐 午饭 午餐 晚饭 晚餐 夜宵 零食 什么 太多 太少 很多 多 少 一点 人 事 话 这些 那些 时间 钱"
+                .split())
+PRONOUN = re.compile(r"[你我他她它这那哪谁啥]|什么|怎么")
+LIST = re.compile(r"[和、与及跟或]|还有")
+
+TEXTS = {
+    # kind: (title, content, tags); {item} is filled in
+    "avoid": ("用户不吃{item}", "推荐菜谱时避免{item}。", ("忌口", "菜谱推荐")),
+    "limit": ("用户可接受少量{item}", "{item}可以放一点，但不要太多。", ("忌口", "菜谱推荐")),
+    "like_food": ("用户喜欢吃{item}", "推荐菜谱时可以多用{item}。", ("喜好", "菜谱推荐")),
+    "cuisine": ("用户喜欢{item}", "推荐菜谱时优先{item}。", ("菜系", "菜谱推荐")),
+    "flavor": ("用户偏好{item}", "推荐菜谱时优先{item}。", ("口味", "菜谱推荐")),
+    "diet": ("用户{item}", "推荐菜谱时遵守：{item}。", ("饮食限制", "菜谱推荐")),
+    "allergy": ("用户对{item}过敏", "推荐菜谱时绝对避免{item}。", ("过敏", "菜谱推荐")),
+    "allergy_other": ("用户对{item}过敏", "用户说自己对{item}过敏。", ("过敏",)),
+    "health": ("用户{item}", "用户说：{said}", ("身体状况", "临时")),
+    "like": ("用户喜欢{item}", "用户说自己喜欢{item}。", ("喜好",)),
+    "dislike": ("用户不喜欢{item}", "用户说自己不喜欢{item}。", ("喜好",)),
+    "favorite": ("用户最喜欢的{what}是{item}", "用户说自己最喜欢的{what}是{item}。", ("喜好",)),
+    "fact_lives": ("用户住在{item}", "用户说自己住在{item}。", ("住址",)),
+    "fact_works": ("用户在{item}工作", "用户说自己在{item}工作。", ("工作",)),
+    "fact_named": ("用户的{what}叫{item}", "用户的{what}叫{item}。", ("家人",)),
+    "fact_name": ("用户叫{item}", "用户说自己叫{item}。", ("姓名",)),
+    "fact_job": ("用户是{item}", "用户说自己是{item}。", ("工作",)),
+    "note": ("{item}", "用户要求记住：{item}", ("记住",)),
+    "decision": ("决定：{item}", "决定：{item}", ("决定",)),
+    "task": ("待办：{item}", "待办：{item}", ("待办",)),
+    "task_done": ("已完成：{item}", "已完成：{item}", ("待办", "已完成")),
+    "correction": ("更正：{old} → {item}", "用户更正：不是{old}，是{item}。", ("更正",)),
+}
+
+
+def clean(text: str, *, longest: int = 6) -> str:
+    """The item in `text` with particles trimmed, or '' when it is not an item."""
+    text = TAIL.sub("", HEAD.sub("", text.strip()))
+    if not 1 <= len(text) <= longest or text in NOT_ITEMS or PRONOUN.search(text):
+        return ""
+    if not re.fullmatch(rf"[{HAN}A-Za-z0-9]+", text):
+        return ""
+    return text
+
+
+def items(text: str, *, longest: int = 6) -> list[str]:
+    """The items of a list (香菜和葱 → [香菜, 葱]); [] if any part is not an item."""
+    parts = [clean(part, longest=longest) for part in LIST.split(text) if part.strip()]
+    return parts if parts and all(parts) else []
+
+
+def is_food(item: str) -> bool:
+    return item in FOOD or (len(item) <= 4 and item.endswith(FOOD_ENDINGS))
+
+
+def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what: str = "", entities=None) -> Finding:
+    """A Finding of `kind` about `item`, in this table's words (TEXTS)."""
+    title, content, tags = TEXTS[kind]
+    words = {"item": item, "old": old, "said": said, "what": what}
+    return Finding(kind=kind, lang="zh", value=item if value is None else value, title=title.format(**words),
+                   content=content.format(**words), tags=tags, entities=tuple(entities if entities is not None else [item]),
+                   item=item, old=old)
+
+
+KIN = "狗|猫|狗狗|猫咪|宠物|儿子|女儿|孩子|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|妈妈|爸爸"
+OTHER_PEOPLE = ("老妈|老爸|我妈|我爸|我姐|我哥|我弟|我妹|外婆|外公|奶奶|爷爷|姥姥|姥爷|叔叔|阿姨|舅舅|舅妈|小姨|姑姑|"
+                 "侄子|侄女|外甥|孙子|孙女|表哥|表姐|表弟|表妹|堂哥|堂姐|朋友|闺蜜|同事|同学|室友|舍友|邻居|兄弟|姐妹|"
+                 "先生|太太|媳妇|对象|男友|女友|老伴|那口子|宝宝|大宝|二宝|娃|闺女|婆婆|公公|岳父|岳母|丈母娘|父亲|母亲|"
+                 "爸妈|父母|老人|客人|家人|小孩|老板|领导|别人|有人|其他人|学生们|双胞胎|仓鼠|兔子|鹦鹉|"
+                 "她们|他们|(?<![其吉])他|她")
+# A pet is someone else, 猫毛 and 热狗 are things (我对猫毛过敏, 我喜欢吃热狗).
+OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{OTHER_PEOPLE})(?!毛)")
+# Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
+# 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
+# 不要放辣 the user's.
+LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
+ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$")  # 谁不爱吃辣呢, 我和老公都不吃香菜吗: questions, not tastes
+# 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
+JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
+SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT)
+# Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
+# and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
+FACT_SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, topic_user=True,
+                         joint=JOINT,
+                         carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))
