@@ -10,6 +10,7 @@ team: a session is keyed by (team, workspace_id, user_id, session_id), so two us
 teams that both say "s1" talk about different sessions.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -98,6 +99,10 @@ def speaker_name(metadata: Any) -> str:
     return name if isinstance(name, str) and 0 < len(name) <= SPEAKER_NAME_MAX else ""
 
 
+# A hard forget's mark on the turns its memory was taken from (Message.memory_forgotten_at): earlier
+# than any forget, so no restore clears it (memory.services.forgotten_turns).
+HIDDEN_FOR_GOOD = datetime(1970, 1, 1, tzinfo=UTC)
+
 # A message the context block never shows: the agent's own instructions, or a turn a forgotten
 # memory was taken from (memory.services.forgotten_turns).
 UNSHOWN_MESSAGE = models.Q(role="system") | models.Q(memory_forgotten_at__isnull=False)
@@ -120,10 +125,15 @@ class Message(models.Model):
     occurred_at = models.DateTimeField(null=True, blank=True)
     # When a memory taken from this turn was forgotten: the turn is not recalled as an earlier
     # message any more (memory.services.nodes.node_delete; the conversation itself keeps it).
-    memory_forgotten_at = models.DateTimeField(null=True, blank=True)
+    memory_forgotten_at = models.DateTimeField(null=True, blank=True)  # see memory.services.forgotten_turns
     search_tokens = SearchTokensField(blank=True, default="")
 
     objects = TeamScopedManager()
+
+    @property
+    def forgotten_for_good(self) -> bool:
+        """Whether a hard forget hid this turn (HIDDEN_FOR_GOOD): no restore recalls it."""
+        return self.memory_forgotten_at == HIDDEN_FOR_GOOD
 
     class Meta:
         indexes = [

@@ -242,12 +242,11 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
                                      domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
         if holder is not None:
             raise Conflict(f"node {holder.pk} now holds this memory; forget or supersede it first")
-        forgotten_at = node.updated_at  # a deleted node is not edited: its last change is the forget
         node.status = NodeStatus.ACTIVE
         node.updated_at = timezone.now()
         node.version += 1
         node.save(update_fields=["status", "updated_at", "version"])
-        recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at, words=node_words(node))
+        recalled = recall_turns(principal=principal, node=node)
         audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                      payload={"previous_status": NodeStatus.DELETED, "recalled_messages": recalled})
     return node
@@ -256,12 +255,11 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
 def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> Node:
     """A deleted node that a newer version had replaced goes back to `superseded`, its place in
     the chain: made active, it would be injected beside its successor (a newcomer's find)."""
-    forgotten_at = node.updated_at
     node.status = NodeStatus.SUPERSEDED
     node.updated_at = timezone.now()
     node.version += 1
     node.save(update_fields=["status", "updated_at", "version"])
-    recalled = recall_turns(principal=principal, node=node, forgotten_at=forgotten_at, words=node_words(node))
+    recalled = recall_turns(principal=principal, node=node)
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                  payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
                           "recalled_messages": recalled})

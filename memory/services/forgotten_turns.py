@@ -1,23 +1,24 @@
 """Turns that say what was forgotten (R-STORE provable forgetting, R-CTX): when a memory is
-forgotten, the messages it was taken from — the assistant's answer right after each, and any
-turn of those conversations that says one of the memory's words (a repeat, a later answer) —
-are no longer recalled as earlier messages nor read again by capture and the summary roll
+forgotten, the messages it was taken from and the assistant's answer right after each are no
+longer recalled as earlier messages nor read again by capture and the summary roll
 (Message.memory_forgotten_at; memory.selectors.messages, memory.capture). A soft forget marks
-them with its time, and a restore recalls again what that forget hid; a hard forget marks them
-for good (HIDDEN_FOR_GOOD, before any forget's time, so no restore clears it). The summaries of
-those conversations lose the sentences and list items that say it (strip_summaries; a restore
-does not bring them back: a summary is a digest, the next one is built from the turns). Called
-inside the forget's or the restore's transaction (memory.services.nodes.node_delete,
+them with its time, and a restore recalls them again, unless another forgotten memory hides
+them too; a hard forget marks them for good (HIDDEN_FOR_GOOD, before any forget's
+time, so no restore clears it). The summaries of those conversations lose the sentences and
+list items that say it (strip_summaries; a restore does not bring them back: a summary is a
+digest, the next one is built from the turns). Later turns that repeat it are not looked for: a
+word of the memory (上海, 小红) is in too many turns that say something else. Called inside the
+forget's or the restore's transaction (memory.services.nodes.node_delete,
 memory.services.forgetting)."""
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.db.models import OuterRef, Subquery
 
 from accounts.principal import Principal
 from memory.capture.summary_fit import LIST_FIELDS
-from memory.models import Message, MessageRole, Node, NodeSource, NodeStatus, Summary
+from memory.models import HIDDEN_FOR_GOOD, Message, MessageRole, Node, NodeSource, NodeStatus, Summary
 from memory.search.text import normalize
 from memory.services.audit import FORGOTTEN, quotes
 
@@ -44,57 +45,32 @@ def _said_by(principal: Principal, node: Node) -> list[int]:
     return [*sources, *replies]
 
 
-HIDDEN_FOR_GOOD = datetime(1970, 1, 1, tzinfo=UTC)  # a hard forget's mark: earlier than any forget
-REPEATS_READ_MAX = 5000  # the newest turns of a conversation a forget reads for repeats
-
-
-def _sessions(principal: Principal, node: Node, said: list[int]) -> set[int]:
-    sessions = set(Message.objects.filter(team=principal.team, pk__in=said).values_list("session_id", flat=True))
-    return sessions | ({node.session_id} if node.session_id else set())
-
-
-def _repeating(principal: Principal, sessions: set[int], words: list[str]) -> list[int]:
-    """The turns of `sessions` (their newest REPEATS_READ_MAX each) that say one of `words`
-    (audit.node_words: "花生过敏真麻烦" after the allergy's turn, an answer two turns later)."""
-    if not words:
-        return []
-    found = []
-    for session_id in sessions:
-        rows = Message.objects.filter(team=principal.team, session_id=session_id).order_by("-pk").values_list(
-            "pk", "content")[:REPEATS_READ_MAX]
-        found += [pk for pk, content in rows if quotes(content, words)]
-    return found
-
-
-def forgotten_turns(*, principal: Principal, node: Node, words: list[str]) -> list[int]:
-    """The messages a forget of `node` hides: those it was taken from, the answers right after
-    them (_said_by), and the turns of those conversations that say one of `words`."""
-    said = _said_by(principal, node)
-    return list(dict.fromkeys([*said, *_repeating(principal, _sessions(principal, node, said), words)]))
-
-
-def hide_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False) -> int:
-    """Mark the turns a forget of `node` hides (forgotten_turns) as no longer recalled: at `now`
-    (the soft forget's time: a restore unmarks only what this forget marked), or, for a hard
-    forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark). Returns how many."""
-    turns = Message.objects.filter(team=principal.team, pk__in=forgotten_turns(principal=principal, node=node,
-                                                                                words=words))
+def hide_turns(*, principal: Principal, node: Node, now: datetime, hard: bool = False) -> int:
+    """Mark the turns `node` was taken from and the answers right after them (_said_by) as no
+    longer recalled: at `now` (the soft forget's time: a restore unmarks only what this forget
+    marked), or, for a hard forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark).
+    Returns how many."""
+    turns = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node))
     if hard:
         return turns.exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=HIDDEN_FOR_GOOD)
     return turns.filter(memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
 
 
-def recall_turns(*, principal: Principal, node: Node, forgotten_at: datetime, words: list[str]) -> int:
-    """After `node`, soft-forgotten at `forgotten_at`, is restored: the turns that forget hid are
-    recalled again, but not those another forgotten node was also taken from, nor those an
-    earlier forget marked, nor any a hard forget marked (HIDDEN_FOR_GOOD). Returns how many."""
-    turns = forgotten_turns(principal=principal, node=node, words=words)
-    others = NodeSource.objects.filter(message_id__in=turns, node__status=NodeStatus.DELETED).exclude(node=node)
-    return Message.objects.filter(team=principal.team, pk__in=turns, memory_forgotten_at__gte=forgotten_at).exclude(
-        pk__in=others.values("message_id")).update(memory_forgotten_at=None)
+def recall_turns(*, principal: Principal, node: Node) -> int:
+    """After `node`, soft-forgotten, is restored: the turns its forget hid are recalled again, but
+    not those another still-forgotten node hides too (its own turns and the answers to them), nor
+    any a hard forget hid (HIDDEN_FOR_GOOD). Returns how many."""
+    turns = _said_by(principal, node)
+    others = Node.objects.filter(team=principal.team, status=NodeStatus.DELETED,
+                                 pk__in=NodeSource.objects.filter(message_id__in=turns).values("node_id")).exclude(pk=node.pk)
+    kept = {pk for other in others for pk in _said_by(principal, other)}
+    return (Message.objects.filter(team=principal.team, pk__in=[pk for pk in turns if pk not in kept],
+                                   memory_forgotten_at__isnull=False)
+            .exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=None))
 
 
-def _said(text: str) -> str:
+def _letters(text: str) -> str:
+    """`text` normalised (memory.search.text.normalize), its letters and digits only."""
     return _NOT_WORD.sub("", normalize(text))
 
 
@@ -105,7 +81,7 @@ def _keeps(sentence: str, words: list[str], turns: list[str], chars: re.Pattern[
     ("Alice: I am allergic to peanuts")."""
     if quotes(sentence, words) or (chars is not None and chars.search(normalize(sentence))):
         return False
-    said = _said(_LABEL.sub("", sentence.strip()))
+    said = _letters(_LABEL.sub("", sentence.strip()))
     if len(said) >= (QUOTED_MIN_CJK if _CJK.search(said) else QUOTED_MIN):
         return not any(said in turn for turn in turns)
     return True
@@ -166,7 +142,7 @@ def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> in
         "session_id", "content")
     chars = _one_character_words(node)
     sessions = {session_id for session_id, _ in said} | ({node.session_id} if node.session_id else set())
-    turns = [_said(content) for _, content in said]
+    turns = [_letters(content) for _, content in said]
     if not sessions or not (words or turns or chars):
         return 0
     changed = 0

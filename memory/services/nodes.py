@@ -419,7 +419,7 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             words = node_words(node)
-            hidden = hide_turns(principal=principal, node=node, now=now, words=words)
+            hidden = hide_turns(principal=principal, node=node, now=now)
             summaries = strip_summaries(principal=principal, node=node, words=words)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
@@ -427,7 +427,7 @@ def node_delete(
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         words = node_words(node)
-        hidden = hide_turns(principal=principal, node=node, now=now, words=words, hard=True)
+        hidden = hide_turns(principal=principal, node=node, now=now, hard=True)
         summaries = strip_summaries(principal=principal, node=node, words=words)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)

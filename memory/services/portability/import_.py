@@ -38,7 +38,7 @@ from memory.models import Node, NodeSource, NodeStatus, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record, node_words
-from memory.services.forgotten_turns import hide_turns
+from memory.services.forgotten_turns import hide_turns, strip_summaries
 from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
@@ -369,14 +369,18 @@ def import_file(*, principal: Principal, stream: IO[bytes], reason: str = "",
 
 
 def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
-    """A file written before messages carried their forgotten mark: the turns each imported
-    soft-forgotten node was taken from (and the answers to them) are marked as its forget
-    would have marked them, at the node's last change (memory.services.forgotten_turns), so
-    they stay out of recall. Returns how many were marked."""
+    """A file written before messages carried their forgotten mark (and before a forget took
+    what it says out of summaries): the turns each imported soft-forgotten node was taken from,
+    and the answers to them, are marked as its forget would have marked them, at the node's
+    last change, and the summaries of those conversations lose what says it
+    (memory.services.forgotten_turns). Returns how many turns were marked."""
     deleted = Node.objects.filter(team=principal.team, pk__in=list(importer.ids["node"].values()),
                                   status=NodeStatus.DELETED)
-    return sum(hide_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node))
-               for node in deleted)
+    marked = 0
+    for node in deleted:
+        marked += hide_turns(principal=principal, node=node, now=node.updated_at)
+        strip_summaries(principal=principal, node=node, words=node_words(node))
+    return marked
 
 
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from memory.capture.summarize import RuleSummarizer
+from memory.capture.summary_roll import summary_roll
 from memory.errors import InvalidInput
-from memory.models import AuditEvent, Message
+from memory.models import AuditEvent, Message, Session, Summary
 from memory.selectors.nodes import Owner
 from tests.helpers import append
 from tests.memory.portability.conftest import edit, export_bytes, import_bytes, reseal
@@ -81,3 +83,27 @@ def test_the_owner_sees_the_same_block_before_and_after_the_move(admin_principal
     before = build(admin_principal, QUESTION, owner=Owner(**{**OLD, "session_id": "new"})).block
     import_bytes(target, export_bytes(admin_principal))
     assert build(target, QUESTION, owner=NEW).block == before
+
+
+def test_an_older_file_s_summaries_lose_what_its_forgotten_memories_say(admin_principal, target):
+    """A third review's find: an older file (no marks, summaries as they were before forgets
+    stripped them) imported with its marks rebuilt but the summary still saying the allergy."""
+    both, = append(admin_principal, "记住，我对花生过敏。", **OLD)
+    append(admin_principal, "我周末喜欢去爬山。", **OLD)
+    session = Session.objects.get(team=admin_principal.team, external_id="old")
+    original = summary_roll(principal=admin_principal, session=session, summarizer=RuleSummarizer(),
+                            max_chars=600).summary
+    allergy = remember(admin_principal, both, "用户对花生过敏", type="constraint")
+    forget(admin_principal, allergy, "soft")
+    lines = export_bytes(admin_principal).splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == "message":
+            record["fields"].pop("memory_forgotten_at")
+        elif record.get("type") == "summary":
+            record["fields"]["summary"] = original
+        lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    import_bytes(target, reseal(lines))
+    assert "花生" in original
+    assert "花生" not in Summary.objects.get(team=target.team).summary
+    assert "花生" not in build(target, "", owner=Owner(**OLD)).block

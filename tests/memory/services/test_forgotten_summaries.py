@@ -10,10 +10,9 @@ from django.core.management import call_command
 
 from memory.capture.summarize import RuleSummarizer
 from memory.capture.summary_roll import summary_roll
-from memory.models import AuditEvent, Message, Node, Session, Summary
+from memory.models import HIDDEN_FOR_GOOD, AuditEvent, Message, Node, Session, Summary
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import node_restore
-from memory.services.forgotten_turns import HIDDEN_FOR_GOOD
 from memory.services.proposals import Proposal, proposal_apply
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
@@ -181,41 +180,38 @@ def test_a_restore_never_recalls_a_turn_a_hard_forget_hid(principal):
     assert "花生" not in build(principal, "花生", owner=SAME).block
 
 
-def test_repeats_and_later_answers_in_the_conversation_are_hidden_and_not_learned_again(principal, settings):
-    """A second review's finds: "花生过敏真麻烦，我对花生过敏好多年了" said after the remembered turn
-    was learned again by the pending capture job, and an answer two turns later ("好的，记下你对
-    花生过敏。今晚推荐番茄炒蛋。") stayed in the block."""
-    settings.MEMORY_CAPTURE_THREADS = False
-    said, = append(principal, "记住，我对花生过敏。", **OLD)
-    append(principal, "今晚吃什么？", **OLD)
-    answer, = append(principal, "好的，记下你对花生过敏。今晚推荐番茄炒蛋。", role="assistant", **OLD)
-    repeat, = append(principal, "花生过敏真麻烦，我对花生过敏好多年了。", **OLD)
-    other, = append(principal, "我周末喜欢去爬山。", **OLD)
-    allergy = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
-              "source_message_ids": [said.pk]})).node_id
-    forget(principal, allergy, "hard")
-    marked = dict(Message.objects.filter(team=principal.team).values_list("pk", "memory_forgotten_at"))
-    assert marked[answer.pk] == marked[repeat.pk] == HIDDEN_FOR_GOOD and marked[other.pk] is None
-    for turn in range(4):
-        append(principal, f"今天天气不错，第{turn}次。", **OLD)
-    call_command("capture_run", stdout=io.StringIO())
-    assert not Node.objects.filter(team=principal.team, title__contains="花生").exists()
-    assert "花生" not in build(principal, "花生过敏", owner=SAME).block
-
-
-def test_a_soft_forget_of_a_repeated_fact_is_undone_whole_by_its_restore(principal):
-    said, = append(principal, "记住，我对花生过敏。", **OLD)
-    repeat, = append(principal, "我对花生过敏好多年了。", **OLD)
-    allergy = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
-              "source_message_ids": [said.pk]})).node_id
+def test_a_restore_keeps_hidden_what_another_forgotten_memory_still_hides(principal):
+    """A third review's find: soft-forget the mango memory and the allergy of one turn, restore the
+    mango memory: the assistant's answer "好的，已经记下：你对花生过敏…" was recalled again."""
+    both, = append(principal, "记住，我最喜欢芒果冰淇淋，还有我对花生过敏。", **OLD)
+    answer, = append(principal, "好的，已经记下：你对花生过敏，喜欢芒果冰淇淋。", role="assistant", **OLD)
+    mango = remember(principal, both, "用户最喜欢芒果冰淇淋")
+    allergy = remember(principal, both, "用户对花生过敏", type="constraint")
+    forget(principal, mango, "soft")
     forget(principal, allergy, "soft")
-    assert Message.objects.filter(pk__in=[said.pk, repeat.pk], memory_forgotten_at__isnull=False).count() == 2
+    node_restore(principal=principal, node_id=mango, reason="by mistake", workspace_id="w1")
+    assert Message.objects.filter(pk__in=[both.pk, answer.pk], memory_forgotten_at__isnull=True).count() == 0
+    assert "花生" not in build(principal, "花生", owner=SAME).block
     node_restore(principal=principal, node_id=allergy, reason="by mistake", workspace_id="w1")
-    assert Message.objects.filter(pk__in=[said.pk, repeat.pk], memory_forgotten_at__isnull=True).count() == 2
+    assert Message.objects.filter(pk__in=[both.pk, answer.pk], memory_forgotten_at__isnull=True).count() == 2
+
+
+def test_other_turns_that_name_the_same_thing_are_left_alone(principal, settings):
+    """What a forget hides is the turns its memory was taken from, not every turn that names the
+    same place: forgetting the home in 上海 had hidden "提醒我周五去上海前带护照" for good, and its
+    task was never captured (a third review)."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "记住，我住在上海。", **OLD)
+    home = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "fact", "title": "用户住在上海", "entities": ["上海"],
+              "source_message_ids": [said.pk]})).node_id
+    trip, = append(principal, "提醒我周五去上海前带护照。", **OLD)
+    forget(principal, home, "hard")
+    assert Message.objects.get(pk=said.pk).forgotten_for_good
+    assert Message.objects.get(pk=trip.pk).memory_forgotten_at is None
+    call_command("capture_run", stdout=io.StringIO())
+    assert Node.objects.filter(team=principal.team, type="task", title__contains="护照").exists()
 
 
 def test_the_forgotten_marker_is_not_carried_into_the_next_summary(principal):
