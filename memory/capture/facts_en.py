@@ -17,7 +17,7 @@ KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|hu
 
 # Words that make "I'm a … driver" something else than a job (a good driver, a student driver).
 _NOT_A_JOB = (r"(?:terrible|good|bad|great|horrible|awful|lousy|decent|better|worse|designated|backseat|student|fan|fake"
-              r"|wannabe|pretend|aspiring)\b")
+              r"|wannabe|pretend|aspiring|former|ex|retired|future)\b")
 OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lecturer|engineer|developer|programmer"
                "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
                "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
@@ -32,16 +32,20 @@ JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
 def own_name(match: re.Match[str], message: str) -> list[Finding]:
     """"My name is Alice" / "call me Al" → a fact: the user's own name."""
     item = match["item"].strip()
-    return [say("fact_name", item, value={"name": item})] if item.lower() not in POINTING else []
+    if item.lower() in POINTING or _not_so(match, message):
+        return []  # ("My name is Alice, just kidding")
+    return [say("fact_name", item, value={"name": item})]
 
 
 # What makes a statement about one's home or work no fact: before it in the sentence, a
 # supposition, someone else's word ("My boss thinks I moved to Lisbon"; not "I told you I work at
 # Google"), a dream or a quotation; after it in the message, a joke ("I'm a nurse, just kidding").
-_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish)\b"
+_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish|maybe"
+                            r"|perhaps|probably|apparently|supposedly|rumou?r|game)\b"
                             r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
                             re.IGNORECASE)
-_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|in my dreams?|role-?play(?:ing)?|you play)\b", re.IGNORECASE)
+_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|lol|in my dreams?|role-?play(?:ing)?|you play)\b",
+                     re.IGNORECASE)
 # A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months
 # but came back"; "When I moved to Lisbon, I…" tells of that time.
 _MOVED_ON = re.compile(r"\b(?:then|came back|moved back|went back|for (?:\w+ )?(?:days?|weeks?|months?|years?))\b",

@@ -20,7 +20,7 @@ _NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 
                  "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
 # Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
 # 上海后就胖, 北京的一家公司).
-_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|后就|后来|就|还要|不错")
+_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错")
 # A verb after the place a move went to (我搬到上海工作了 → 上海).
 _AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
 _NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
@@ -29,7 +29,7 @@ _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "
 # What makes a statement of the user's home or work no fact, said before it in the sentence: a
 # supposition (如果我搬到北京), what someone else says or thinks (我妈说，我搬到北京了; not 说实话,
 # 跟你说), a dream; or after it: a joke (…，开玩笑的).
-_NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里"
+_NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里|据说|听说|估计|可能|大概|好像|也许"
                      rf"|(?:{OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
 _JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩")
 
@@ -60,7 +60,8 @@ def fact_builder(kind: str):
         item = _HOW_LONG.sub("", TAIL.sub("", match["item"].strip()))
         if kind == "lives":
             item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
-        if not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢")):
+        if (not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢"))
+                or match["item"].rstrip().endswith("吧")):  # 我住在上海吧: a guess
             return []
         if kind in ("lives", "works") and (not said_as_fact(match, message) or item.endswith(_NEAR)
                                            or _NOT_IN_PLACE.search(item)):
@@ -83,12 +84,13 @@ OCCUPATIONS = set(
     "初中生 中学生 小学生 留学生 记者 作家 编辑 警察 销售 经理 产品经理 项目经理 公务员 军人 农民 工人 店主 画家 演员 "
     "歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 药师 "
     "医师 兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 实习生 博士后 营养师 理发师 化妆师 美容师 教练 "
-    "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师".split()
+    "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师 "
+    "护士长".split()
 )
 # What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
 # something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
 _JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
-_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作]")
+_NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作前退休]")
 # 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生, 你扮演病人，我是医生: not what the user is
 _HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
 _ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # in the same sentence: 你扮演病人，我是医生
@@ -112,8 +114,8 @@ def own_name(match: re.Match[str], message: str) -> list[Finding]:
     item = TAIL.sub("", match["item"])
     if (not 2 <= len(item) <= 4 or item in OCCUPATIONS or PRONOUN.search(item) or _NOT_NAME_PART.search(item)
             or item.startswith(_NOT_NAME_START) or item.endswith(("吗", "呢")) or OTHERS.search(item)
-            or item.endswith(_TITLES) or is_occupation(item)):
-        return []  # (我叫房东, 我叫张师傅, 我叫王医生: someone called, not a name)
+            or item.endswith(_TITLES) or is_occupation(item) or not said_as_fact(match, message)):
+        return []  # (我叫房东, 我叫张师傅, 我叫王医生: someone called, not a name; 我叫小绿，开玩笑的)
     return [say("fact_name", item, value={"name": item})]
 
 
