@@ -27,6 +27,20 @@ def forgotten(admin_principal):
     return both
 
 
+def older_file(principal, summary: str = "") -> bytes:
+    """The principal's team export as a file written before messages carried their mark (and,
+    with `summary`, before a forget stripped its summaries) would hold it."""
+    lines = export_bytes(principal).splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == "message":
+            record["fields"].pop("memory_forgotten_at")
+        elif record.get("type") == "summary" and summary:
+            record["fields"]["summary"] = summary
+        lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    return reseal(lines)
+
+
 def imported_turn(target):
     return Message.objects.get(team=target.team, content__startswith="记住，我最喜欢芒果冰淇淋")
 
@@ -55,13 +69,7 @@ def test_an_older_file_gets_the_marks_of_its_soft_forgotten_memories(admin_princ
     append(admin_principal, "我周末喜欢去爬山。", **OLD)
     allergy = remember(admin_principal, both, "用户对花生过敏", type="constraint")
     forget(admin_principal, allergy, "soft")
-    lines = export_bytes(admin_principal).splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        record = json.loads(line)
-        if record.get("type") == "message":
-            record["fields"].pop("memory_forgotten_at")
-            lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
-    result = import_bytes(target, reseal(lines))
+    result = import_bytes(target, older_file(admin_principal))
     assert imported_turn(target).memory_forgotten_at is not None
     assert "花生" not in build(target, QUESTION, owner=NEW).block
     assert AuditEvent.objects.get(pk=result.import_event_id).payload["marked_messages"] == 1
@@ -95,15 +103,7 @@ def test_an_older_file_s_summaries_lose_what_its_forgotten_memories_say(admin_pr
                             max_chars=600).summary
     allergy = remember(admin_principal, both, "用户对花生过敏", type="constraint")
     forget(admin_principal, allergy, "soft")
-    lines = export_bytes(admin_principal).splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        record = json.loads(line)
-        if record.get("type") == "message":
-            record["fields"].pop("memory_forgotten_at")
-        elif record.get("type") == "summary":
-            record["fields"]["summary"] = original
-        lines[index] = (json.dumps(record, ensure_ascii=False) + "\n").encode()
-    import_bytes(target, reseal(lines))
+    import_bytes(target, older_file(admin_principal, summary=original))
     assert "花生" in original
     assert "花生" not in Summary.objects.get(team=target.team).summary
     assert "花生" not in build(target, "", owner=Owner(**OLD)).block

@@ -30,14 +30,23 @@ def summarized(principal):
     append(principal, "好的，已经记下：你对花生过敏。", role="assistant", **OLD)
     append(principal, "我周末喜欢去爬山。", **OLD)
     mango = remember(principal, both, "用户最喜欢芒果冰淇淋")
-    allergy = proposal_apply(principal=principal, proposal=Proposal(  # as capture writes it: with its entity
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
-              "source_message_ids": [both.pk]})).node_id
+    allergy = propose(principal, both, "用户对花生过敏", entities=["花生"])
     session = Session.objects.get(team=principal.team, external_id="old")
     summary = summary_roll(principal=principal, session=session, summarizer=RuleSummarizer(), max_chars=600)
     assert "花生" in summary.summary
     return summary, mango, allergy
+
+
+def propose(principal, message, title, **node):
+    """A user memory taken from `message`, as an agent proposes it (with the fields capture gives)."""
+    return proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **OLD,
+        node={"scope": "user", "type": "constraint", "title": title, "source_message_ids": [message.pk], **node})).node_id
+
+
+def avoid_onion(principal, message):
+    return propose(principal, message, "用户不吃葱", type="preference", value_json="葱", domain="生活技能",
+                   key="avoid_ingredient")
 
 
 def latest(principal, session_id="old"):
@@ -104,10 +113,7 @@ def test_the_next_summary_and_the_next_capture_do_not_bring_it_back(principal, s
     settings.MEMORY_CAPTURE_THREADS = False
     said, = append(principal, "我对花生过敏，吃了会休克。", **OLD)
     append(principal, "好的，我记下了。", role="assistant", **OLD)
-    allergy = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "constraint", "title": "用户对花生过敏", "entities": ["花生"],
-              "source_message_ids": [said.pk]})).node_id
+    allergy = propose(principal, said, "用户对花生过敏", entities=["花生"])
     forget(principal, allergy, "hard")
     for turn in range(4):
         append(principal, f"今天天气不错，我们聊点别的吧，第{turn}次。", **OLD)
@@ -123,10 +129,7 @@ def test_the_next_summary_and_the_next_capture_do_not_bring_it_back(principal, s
 
 def test_labelled_items_headings_and_one_character_foods_go_too(principal):
     said, = append(principal, "记住，我不吃葱。Alice: I am allergic to peanuts, they make me sick.", **OLD)
-    onion = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "preference", "title": "用户不吃葱", "value_json": "葱",
-              "domain": "生活技能", "key": "avoid_ingredient", "source_message_ids": [said.pk]})).node_id
+    onion = avoid_onion(principal, said)
     summary_append(principal=principal, data=SummaryInput(
         session=SessionRef(session_id="old", user_id="u1", workspace_id="w1"),
         summary="用户忌口：葱。\n葱的做法：不放。\n用户: 周末去爬山。",
@@ -202,10 +205,7 @@ def test_other_turns_that_name_the_same_thing_are_left_alone(principal, settings
     task was never captured (a third review)."""
     settings.MEMORY_CAPTURE_THREADS = False
     said, = append(principal, "记住，我住在上海。", **OLD)
-    home = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "fact", "title": "用户住在上海", "entities": ["上海"],
-              "source_message_ids": [said.pk]})).node_id
+    home = propose(principal, said, "用户住在上海", entities=["上海"], type="fact")
     trip, = append(principal, "提醒我周五去上海前带护照。", **OLD)
     forget(principal, home, "hard")
     assert Message.objects.get(pk=said.pk).forgotten_for_good
@@ -228,10 +228,7 @@ def test_the_forgotten_marker_is_not_carried_into_the_next_summary(principal):
 
 def test_a_one_character_food_is_stripped_only_as_a_word_of_its_own(principal):
     said, = append(principal, "记住，我不吃葱。", **OLD)
-    onion = proposal_apply(principal=principal, proposal=Proposal(
-        operation="create", explicit_user_intent=True, reason="r", **OLD,
-        node={"scope": "user", "type": "preference", "title": "用户不吃葱", "value_json": "葱",
-              "domain": "生活技能", "key": "avoid_ingredient", "source_message_ids": [said.pk]})).node_id
+    onion = avoid_onion(principal, said)
     summary_append(principal=principal, data=SummaryInput(
         session=SessionRef(session_id="old", user_id="u1", workspace_id="w1"),
         summary="用户很喜欢吃洋葱圈。做饭不放葱。", lists={"preferences": ["喜欢葱油饼", "葱和蒜都不要"]}))
