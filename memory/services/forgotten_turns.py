@@ -47,9 +47,8 @@ def _said_by(principal: Principal, node: Node) -> list[int]:
 
 def hide_turns(*, principal: Principal, node: Node, now: datetime, hard: bool = False) -> int:
     """Mark the turns `node` was taken from and the answers right after them (_said_by) as no
-    longer recalled: at `now` (the soft forget's time: a restore unmarks only what this forget
-    marked), or, for a hard forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark).
-    Returns how many."""
+    longer recalled: at `now` (the soft forget's time; recall_turns undoes it), or, for a hard
+    forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark). Returns how many."""
     turns = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node))
     if hard:
         return turns.exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=HIDDEN_FOR_GOOD)
@@ -77,7 +76,7 @@ def _letters(text: str) -> str:
 def _keeps(sentence: str, words: list[str], turns: list[str], chars: re.Pattern[str] | None = None) -> bool:
     """Whether a summary's `sentence` (or list item) says none of `words` nor `chars` (a memory's
     one-character foods, as a word of their own) and is no quote of one of `turns` (the
-    forgotten turns, as _said reads them), with or without a speaker's label before it
+    forgotten turns, as _letters reads them), with or without a speaker's label before it
     ("Alice: I am allergic to peanuts")."""
     if quotes(sentence, words) or (chars is not None and chars.search(normalize(sentence))):
         return False
@@ -95,6 +94,8 @@ def _sentences(line: str) -> list[str]:
 
 
 def _stripped_text(text: str, words: list[str], turns: list[str], chars: re.Pattern[str] | None = None) -> str:
+    """A summary's `text` without the sentences (and the labelled lines whose label) _keeps does
+    not keep; "[forgotten]" when nothing is left."""
     lines = []
     for line in text.split("\n"):
         label = _LABEL.match(line)
