@@ -56,10 +56,10 @@ _CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
 
 
 def _not_so(match: re.Match[str], message: str) -> bool:
-    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING, or a
-    question ("I work at Google?")."""
+    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING (in the rest
+    of its sentence), or a question ("I work at Google?")."""
     at = message.find(match.string)
-    after = message[at + match.end():] if at >= 0 else match.string[match.end():]
+    after = re.split(r"[.!?;\n]", message[at + match.end():] if at >= 0 else match.string[match.end():])[0]
     return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _JOKING.search(after)
                 or match.string[match.end():].lstrip().startswith("?"))
 

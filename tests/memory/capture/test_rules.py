@@ -382,6 +382,7 @@ def test_the_users_own_name_and_work(text, expected):
     # A third review's: a name said as a joke, hearsay and guesses, past jobs, words run on past a place.
     ("我叫小绿，开玩笑的", []),
     ("My name is Alice, just kidding", []),
+    ("I'm a nurse. My kids say I'm funny lol", [("occupation", {"job": "nurse"})]),
     ("据说我住在上海", []),
     ("我估计我是医生", []),
     ("我住在上海吧", []),
