@@ -253,7 +253,7 @@ def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) ->
     summary = instances(Summary, rows, using=using)[0]
     summary.session = session  # serialisers read it
     if summary_says_nothing(summary):
-        return None, 0  # all it said was forgotten (memory.services.forgotten_turns.strip_summaries)
+        return None, 0  # all it said was forgotten (memory.services.forgotten_turns)
     every, unshown_count = int(rows[0][-2]), int(rows[0][-1])
     if every >= cap or unshown_count > UNSHOWN_COUNTED_MAX:
         return summary, shown_at_most + 1  # more than the block can show

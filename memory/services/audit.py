@@ -81,6 +81,14 @@ def audit_record(
 FORGOTTEN = "[forgotten]"
 
 
+def value_strings(node: Node) -> list[str]:
+    """A node's value when it is a string, or the strings of a list value; [] for anything else."""
+    value = node.value_json
+    if isinstance(value, str):
+        return [value]
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
 def node_words(node: Node) -> list[str]:
     """What a node says, normalised (memory.search.text.normalize), for finding it quoted in a
     reason: its title, content, entities and a value that is a string or a list of strings —
@@ -88,10 +96,8 @@ def node_words(node: Node) -> list[str]:
     saying "low confidence" quotes nothing). Two Chinese characters or four others at least."""
     from memory.search.text import normalize
 
-    value = node.value_json
-    values = [value] if isinstance(value, str) else [item for item in value if isinstance(item, str)] if isinstance(
-        value, list) else []
-    texts = (normalize(text).strip() for text in [node.title, node.content, *node.entities, *values] if text)
+    texts = (normalize(text).strip() for text in [node.title, node.content, *node.entities, *value_strings(node)]
+             if text)
     return sorted({text for text in texts if len(text) >= (2 if re.search(r"[^\x00-\u024f]", text) else 4)})
 
 

@@ -5,7 +5,7 @@ longer recalled as earlier messages nor read again by capture and the summary ro
 them with its time, and a restore recalls them again, unless another forgotten memory hides
 them too; a hard forget marks them for good (HIDDEN_FOR_GOOD, before any forget's
 time, so no restore clears it). The summaries of those conversations lose the sentences and
-list items that say it (strip_summaries; a restore does not bring them back: a summary is a
+list items that say it (_strip_summaries; a restore does not bring them back: a summary is a
 digest, the next one is built from the turns). Later turns that repeat it are not looked for: a
 word of the memory (上海, 小红) is in too many turns that say something else. Called inside the
 forget's or the restore's transaction (memory.services.nodes.node_delete,
@@ -20,7 +20,7 @@ from accounts.principal import Principal
 from memory.capture.summary_fit import LIST_FIELDS
 from memory.models import HIDDEN_FOR_GOOD, Message, MessageRole, Node, NodeSource, NodeStatus, Summary
 from memory.search.text import normalize
-from memory.services.audit import FORGOTTEN, quotes
+from memory.services.audit import FORGOTTEN, quotes, value_strings
 
 # Where a summary line's sentences end: after Chinese or closing marks, after a full stop only
 # before a space (3.5 stays whole), as memory.capture.summary_fit cuts them.
@@ -33,10 +33,10 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 QUOTED_MIN_CJK, QUOTED_MIN = 4, 12
 
 
-def _said_by(principal: Principal, node: Node) -> list[int]:
-    """The messages `node` was taken from, and the assistant's answer right after each (an answer
-    "好的，已经记下：你对花生过敏" says it again)."""
-    sources = list(NodeSource.objects.filter(node=node).values_list("message_id", flat=True))
+def _said_by(principal: Principal, node_ids: list[int]) -> list[int]:
+    """The messages the nodes `node_ids` were taken from, and the assistant's answer right after
+    each (an answer "好的，已经记下：你对花生过敏" says it again); two statements for all of them."""
+    sources = list(NodeSource.objects.filter(node_id__in=node_ids).values_list("message_id", flat=True).distinct())
     following = Message.objects.filter(team=principal.team, session_id=OuterRef("session_id"),
                                        pk__gt=OuterRef("pk")).order_by("pk")
     replies = (Message.objects.filter(team=principal.team, pk__in=sources)
@@ -45,11 +45,20 @@ def _said_by(principal: Principal, node: Node) -> list[int]:
     return [*sources, *replies]
 
 
-def hide_turns(*, principal: Principal, node: Node, now: datetime, hard: bool = False) -> int:
-    """Mark the turns `node` was taken from and the answers right after them (_said_by) as no
-    longer recalled: at `now` (the soft forget's time; recall_turns undoes it), or, for a hard
-    forget, HIDDEN_FOR_GOOD (also over an earlier soft forget's mark). Returns how many."""
-    turns = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node))
+def forget_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False
+                 ) -> tuple[int, int]:
+    """What a forget of `node` does to the conversations it was taken from: hides its turns
+    (_hide) and strips their summaries (_strip_summaries). Call before the node's source links
+    are deleted; returns (turns marked, summaries changed)."""
+    said = _said_by(principal, [node.pk])
+    return _hide(principal, said, now=now, hard=hard), _strip_summaries(principal, node, said, words)
+
+
+def _hide(principal: Principal, said: list[int], *, now: datetime, hard: bool) -> int:
+    """Mark the turns `said` as no longer recalled: at `now` (the soft forget's time;
+    recall_turns undoes it), or, for a hard forget, HIDDEN_FOR_GOOD (also over an earlier soft
+    forget's mark). Returns how many."""
+    turns = Message.objects.filter(team=principal.team, pk__in=said)
     if hard:
         return turns.exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=HIDDEN_FOR_GOOD)
     return turns.filter(memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
@@ -59,10 +68,10 @@ def recall_turns(*, principal: Principal, node: Node) -> int:
     """After `node`, soft-forgotten, is restored: the turns its forget hid are recalled again, but
     not those another still-forgotten node hides too (its own turns and the answers to them), nor
     any a hard forget hid (HIDDEN_FOR_GOOD). Returns how many."""
-    turns = _said_by(principal, node)
-    others = Node.objects.filter(team=principal.team, status=NodeStatus.DELETED,
-                                 pk__in=NodeSource.objects.filter(message_id__in=turns).values("node_id")).exclude(pk=node.pk)
-    kept = {pk for other in others for pk in _said_by(principal, other)}
+    turns = _said_by(principal, [node.pk])
+    others = list(Node.objects.filter(team=principal.team, status=NodeStatus.DELETED, pk__in=NodeSource.objects.filter(
+        message_id__in=turns).values("node_id")).exclude(pk=node.pk).values_list("pk", flat=True))
+    kept = set(_said_by(principal, others)) if others else set()
     return (Message.objects.filter(team=principal.team, pk__in=[pk for pk in turns if pk not in kept],
                                    memory_forgotten_at__isnull=False)
             .exclude(memory_forgotten_at=HIDDEN_FOR_GOOD).update(memory_forgotten_at=None))
@@ -115,10 +124,7 @@ def _one_character_words(node: Node) -> re.Pattern[str] | None:
     leaves out (a reason saying 虾 rarely quotes the memory; a summary's 忌口：葱 does), as a
     pattern that finds them as words of their own: alone or after a verb of cooking or eating
     (不吃葱, 不放葱, 忌口：葱, 葱和蒜), never inside another word (洋葱圈, 葱油饼)."""
-    value = node.value_json
-    values = [value] if isinstance(value, str) else [item for item in value if isinstance(item, str)] if isinstance(
-        value, list) else []
-    found = sorted({normalize(text).strip() for text in [*values, *node.entities] if len(text.strip()) == 1
+    found = sorted({normalize(text).strip() for text in [*value_strings(node), *node.entities] if len(text.strip()) == 1
                     and _CJK.match(text.strip())})
     if not found:
         return None
@@ -127,20 +133,18 @@ def _one_character_words(node: Node) -> re.Pattern[str] | None:
 
 
 def summary_says_nothing(summary: Summary) -> bool:
-    """Whether strip_summaries left `summary`'s text with nothing to say (only "[forgotten]"):
+    """Whether a forget left `summary`'s text with nothing to say (only "[forgotten]"):
     the block shows no such summary, and the next roll starts from its lists alone."""
     return summary.summary.strip() == FORGOTTEN
 
 
-def strip_summaries(*, principal: Principal, node: Node, words: list[str]) -> int:
+def _strip_summaries(principal: Principal, node: Node, said_ids: list[int], words: list[str]) -> int:
     """Take what `node` said out of the summaries of the conversations it was taken from (the
-    sessions of its source messages, and its own): every sentence of the text and every list
-    item that says one of `words` (memory.services.audit.node_words) or quotes a turn it was
-    taken from (or the answer to one). A text left with nothing becomes "[forgotten]" (a summary
-    is never empty). Call before the node's source links are deleted; returns how many
-    summaries changed."""
-    said = Message.objects.filter(team=principal.team, pk__in=_said_by(principal, node)).values_list(
-        "session_id", "content")
+    sessions of its turns `said_ids`, and its own): every sentence of the text and every list
+    item that says one of `words` (memory.services.audit.node_words) or quotes one of those
+    turns. A text left with nothing becomes "[forgotten]" (a summary is never empty). Returns
+    how many summaries changed."""
+    said = Message.objects.filter(team=principal.team, pk__in=said_ids).values_list("session_id", "content")
     chars = _one_character_words(node)
     sessions = {session_id for session_id, _ in said} | ({node.session_id} if node.session_id else set())
     turns = [_letters(content) for _, content in said]

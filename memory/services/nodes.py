@@ -16,7 +16,7 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, quotes
 from memory.services.embeddings import embeddings_drop, embeddings_schedule
-from memory.services.forgotten_turns import hide_turns, strip_summaries
+from memory.services.forgotten_turns import forget_turns
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
     DEFAULT_DOMAIN,
     NodeInput,
@@ -401,7 +401,7 @@ def node_delete(
     (Message.memory_forgotten_at): the turn says what was forgotten (a newcomer forgot an
     allergy and the next conversation's block still quoted "…我对花生过敏"), and the summaries
     of those conversations lose the sentences and items that say it
-    (memory.services.forgotten_turns.strip_summaries). The audit event counts both
+    (memory.services.forgotten_turns.forget_turns). The audit event counts both
     (`hidden_messages`, `stripped_summaries`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
@@ -419,16 +419,14 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             words = node_words(node)
-            hidden = hide_turns(principal=principal, node=node, now=now)
-            summaries = strip_summaries(principal=principal, node=node, words=words)
+            hidden, summaries = forget_turns(principal=principal, node=node, now=now, words=words)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
                                   "stripped_summaries": summaries})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         words = node_words(node)
-        hidden = hide_turns(principal=principal, node=node, now=now, hard=True)
-        summaries = strip_summaries(principal=principal, node=node, words=words)
+        hidden, summaries = forget_turns(principal=principal, node=node, now=now, words=words, hard=True)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()

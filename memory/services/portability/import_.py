@@ -38,7 +38,7 @@ from memory.models import Node, NodeSource, NodeStatus, Session
 from memory.profile_models import UserProfile
 from memory.selectors.portability import KINDS, ExportRequest, record_types
 from memory.services.audit import audit_record, node_words
-from memory.services.forgotten_turns import hide_turns, strip_summaries
+from memory.services.forgotten_turns import forget_turns
 from memory.services.lexicon import lexicon_lock, lexicon_terms_clean, lexicon_touch, terms_key
 from memory.services.messages import message_search_tokens
 from memory.services.node_input import conflict_slot, node_search_tokens, value_hash
@@ -376,11 +376,8 @@ def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
     (memory.services.forgotten_turns). Returns how many turns were marked."""
     deleted = Node.objects.filter(team=principal.team, pk__in=list(importer.ids["node"].values()),
                                   status=NodeStatus.DELETED)
-    marked = 0
-    for node in deleted:
-        marked += hide_turns(principal=principal, node=node, now=node.updated_at)
-        strip_summaries(principal=principal, node=node, words=node_words(node))
-    return marked
+    return sum(forget_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node))[0]
+               for node in deleted)
 
 
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,
