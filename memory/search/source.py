@@ -62,15 +62,18 @@ class Rows:
     def matching(self, query: TokenQuery, *, select: str, tail: str = "") -> tuple[str, list]:
         """`SELECT {select} FROM … WHERE (where) AND <the rows match query>{tail}` and its parameters."""
         connection = connections[self.using]
+        return self._matching(connection, match_sql(connection, self.table, self.model, query), select=select, tail=tail)
+
+    def _matching(self, connection, match: tuple[str, list], *, select: str, tail: str = "") -> tuple[str, list]:
         joins = f" {self.joins}" if self.joins else ""
-        match, match_params = match_sql(connection, self.table, self.model, query)
+        match_condition, match_params = match
         if connection.vendor == "postgresql":
             # The match alone, in a subquery the planner keeps apart (OFFSET 0); the condition is
             # checked on the rows it returns. See the module docstring.
             columns = ", ".join(f'"{field.column}"' for field in self.model._meta.concrete_fields)
-            matched = f"(SELECT {columns} FROM {self.table} WHERE {match} OFFSET 0) AS {self.table}"
+            matched = f"(SELECT {columns} FROM {self.table} WHERE {match_condition} OFFSET 0) AS {self.table}"
             return f"SELECT {select} FROM {matched}{joins} WHERE ({self.where}){tail}", [*match_params, *self.params]
-        return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match}{tail}",
+        return (f"SELECT {select} FROM {self.table}{joins} WHERE ({self.where}) AND {match_condition}{tail}",
                 [*self.params, *match_params])
 
     def fetch(self, query: TokenQuery, limit: int) -> list[tuple]:
@@ -90,13 +93,31 @@ class Rows:
         return [tuple(values) for values in converted(rows, 2 + len(self.columns), chains, connection)]
 
     def counts(self, queries: Sequence[TokenQuery], cap: int) -> list[int]:
-        """Per query, the matching rows counted up to `cap`; one statement for all."""
+        """Per query, the matching rows counted up to `cap`; one statement for all.
+
+        On PostgreSQL the statement's text is the same whatever the number of queries (their
+        tsqueries come as one array parameter), so it is parsed once per connection and, as
+        deployed, prepared: written out once per query it was 18,000 characters with 210
+        parameters for a 22-token Chinese sentence, planned anew each time (1.5 ms of the
+        server's 4 ms) and split by the driver (docs/performance.md)."""
+        if not queries:
+            return []
+        connection = connections[self.using]
+        select, limit = f"{self.table}.\"id\"", f" LIMIT {int(cap)}"
+        if connection.vendor == "postgresql":
+            match = f"{self.table}.search_vector @@ to_tsquery('simple'::regconfig, q.text)"
+            sql, params = self._matching(connection, (match, []), select=select, tail=limit)
+            statement = (f"SELECT (SELECT COUNT(*) FROM ({sql}) AS df) FROM unnest(CAST(%s AS text[])) "
+                         "WITH ORDINALITY AS q(text, position) ORDER BY q.position")
+            with connection.cursor() as cursor:
+                cursor.execute(statement, [*params, [query.as_tsquery() for query in queries]])
+                return [int(count) for (count,) in cursor.fetchall()]
         parts: list[str] = []
-        params: list = []
+        params = []
         for index, query in enumerate(queries):
-            sql, query_params = self.matching(query, select=f"{self.table}.\"id\"", tail=f" LIMIT {int(cap)}")
+            sql, query_params = self.matching(query, select=select, tail=limit)
             parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS df_{index})")
             params += query_params
-        with connections[self.using].cursor() as cursor:
+        with connection.cursor() as cursor:
             cursor.execute("SELECT " + ", ".join(parts), params)
             return [int(count) for count in cursor.fetchone()]

@@ -14,7 +14,7 @@ loses (losers_among). Within one owner the database already allows one active no
 Nodes below the budget's minimum confidence are left out as `low_confidence`.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from django.db import connections, router
@@ -25,7 +25,7 @@ from memory.selectors.nodes import Owner, reach_sql
 from memory.selectors.ordering import ORDER_FIELDS, seed_order_key
 from memory.selectors.rows import values_of
 
-PROBES_PER_STATEMENT = 2000  # (key, slot, user id, workspace id) combinations: 8,000 parameters
+PROBES_PER_STATEMENT = 2000  # (key, slot, user id, workspace id) combinations: 8,000 parameters (SQLite)
 
 
 def _group(node) -> tuple:
@@ -50,7 +50,7 @@ def conflict_losers(
 ) -> dict[int, int]:
     """{node id: winning node id} for each keyed node of `nodes` that loses its conflict.
 
-    One hand-written statement (one per PROBES_PER_STATEMENT probes), over every active
+    One hand-written statement (on SQLite one per PROBES_PER_STATEMENT probes), over every active
     unexpired node the caller reaches (in `scopes`, default all; memory.selectors.nodes.reach_sql)
     in the same slots: the index node_slot_owner_idx is probed for each key, slot and owner id
     involved (every node the caller reaches has its user id or "", and its workspace id or "");
@@ -73,25 +73,39 @@ def conflict_losers(
     # call's 17 keyed nodes); joined to the pairs themselves, it read the other users' nodes of
     # each pair too.
     probes = [(*pair, user, workspace) for pair in pairs for user in users for workspace in workspaces]
-    one = "(CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT))"
     rivals: list[dict] = []
-    # Callers pass at most a few hundred nodes (QUERY_LIMIT_MAX, the context's hits and default
-    # layers); more probes than PROBES_PER_STATEMENT take several statements, so that no
-    # statement nears PostgreSQL's 65,535 parameters.
-    for start in range(0, len(probes), PROBES_PER_STATEMENT):
-        batch = probes[start : start + PROBES_PER_STATEMENT]
-        sql = (f"WITH g (k, s, u, w) AS (VALUES {', '.join([one] * len(batch))}) "
+    for groups_sql, groups_params in _probe_groups(connection, probes):
+        sql = (f"WITH g (k, s, u, w) AS ({groups_sql}) "
                f"SELECT {', '.join('n.' + connection.ops.quote_name(name) for name in names)} "
                f"FROM g JOIN {Node._meta.db_table} n "
                f"ON n.team_id = %s AND n.{key} = g.k AND n.slot = g.s AND n.user_id = g.u AND n.workspace_id = g.w "
                f"WHERE n.status = %s AND (n.expires_at IS NULL OR n.expires_at > %s) AND {reach_condition}")
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*(value for probe in batch for value in probe), principal.team.pk, NodeStatus.ACTIVE,
+            cursor.execute(sql, [*groups_params, principal.team.pk, NodeStatus.ACTIVE,
                                  connection.ops.adapt_datetimefield_value(now), *reach_params])
             rivals += values_of(Node, names, cursor.fetchall(), using=using)
     for values in rivals:
         values["pk"] = values["id"]
     return losers_among(rivals, nodes, now)
+
+
+def _probe_groups(connection, probes: list[tuple[str, str, str, str]]) -> Iterator[tuple[str, list]]:
+    """The probes (key, slot, user id, workspace id) as the rows of `g`: SQL and parameters,
+    one or more statements' worth.
+
+    On PostgreSQL, four array parameters: the statement's text is the same for any number of
+    probes, so the server prepares it once (as VALUES lists it had 4 parameters a probe, a new
+    text for each count, and was planned anew every call). Elsewhere a VALUES list,
+    PROBES_PER_STATEMENT probes at a time, so that no statement nears SQLite's parameter limit.
+    """
+    if connection.vendor == "postgresql":
+        yield ("SELECT * FROM unnest(CAST(%s AS text[]), CAST(%s AS text[]), CAST(%s AS text[]), "
+               "CAST(%s AS text[]))", [list(column) for column in zip(*probes, strict=True)])
+        return
+    one = "(CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT), CAST(%s AS TEXT))"
+    for start in range(0, len(probes), PROBES_PER_STATEMENT):
+        batch = probes[start : start + PROBES_PER_STATEMENT]
+        yield f"VALUES {', '.join([one] * len(batch))}", [value for probe in batch for value in probe]
 
 
 def _fields(value) -> frozenset | None:

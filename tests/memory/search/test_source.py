@@ -4,6 +4,7 @@ the rows, values and counts the ORM's filters give, and only the caller's team's
 import itertools
 
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory.models import Message, Node, Scope, Session
 from memory.search.fields import TokenQuery
@@ -65,6 +66,25 @@ def test_counts_are_capped_per_token_and_keep_to_the_condition(principal, other_
     queries = [TokenQuery((token,)) for token in ("tea", "lemon", "juice")]
     assert rows.counts(queries, 2) == [2, 1, 0]
     assert rows.counts(queries, 200) == [3, 1, 0]
+
+
+def test_counts_run_one_statement_whose_text_does_not_grow_with_the_queries(principal):
+    """On PostgreSQL the tsqueries are one array parameter, so the server can prepare the
+    statement once (docs/performance.md); elsewhere one statement still counts them all."""
+    make_node(principal, title="tea lemon")
+    rows = node_rows(principal, MemoryQuery(owner=Owner(user_id="u1"), query_text="tea"), None)
+    texts = []
+    for tokens in (("tea",), ("tea", "lemon", "juice", "honey")):
+        with CaptureQueriesContext(connection) as captured:
+            counts = rows.counts([TokenQuery((token,)) for token in tokens], 200)
+        assert len(captured.captured_queries) == 1
+        texts.append(captured.captured_queries[0]["sql"])
+        assert counts == [1, 1, 0, 0][: len(tokens)]
+    assert rows.counts([], 200) == []
+    if connection.vendor == "postgresql":
+        # the logged text has the parameters filled in: compare it without the array
+        assert texts[0].split("unnest")[0] == texts[1].split("unnest")[0]
+        assert len(texts[1]) - len(texts[0]) < 60
 
 
 def test_statements_are_parameterised(principal):
