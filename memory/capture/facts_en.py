@@ -22,11 +22,17 @@ OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lec
                "|designer|lawyer|attorney|accountant|chef|driver|student|writer|author|journalist|editor"
                "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
                "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
-               "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer")
+               "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer"
+               "|practitioner|veterinarian|mechanic|cashier|barista|receptionist|technician|caregiver|midwife|tutor")
 
 # An occupation of the list with up to two words before it ("software engineer"), whole.
 JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
         r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
+
+
+# The same, unnamed, before " at"/" for" the place where it is done ("a nurse practitioner at
+# Kaiser"); a student's school is no workplace.
+JOB_AT = rf"(?P<job>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?<!student)\s+(?:at|for)"
 
 
 def own_name(match: re.Match[str], message: str) -> list[Finding]:
@@ -64,11 +70,11 @@ def _not_so(match: re.Match[str], message: str) -> bool:
                 or match.string[match.end():].lstrip().startswith("?"))
 
 
-def own_job(match: re.Match[str], message: str) -> list[Finding]:
+def own_job(match: re.Match[str], message: str, group: str = "item") -> list[Finding]:
     """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
     if _not_so(match, message):
         return []
-    item = " ".join(match["item"].lower().split())
+    item = " ".join(match[group].lower().split())
     return [say("fact_job", item, value={"job": item})]
 
 
@@ -77,10 +83,10 @@ SUBJECTS = Subjects(others=re.compile(rf"\b(?:my|our)\s+(?:{KIN})s?\b|\b(?:he|sh
                     user=re.compile(r"\bI\b|\bme\b"), lead=re.compile(r""))
 
 
-def fact_builder(kind: str):
+def fact_builder(kind: str, group: str = "item"):
     """A plain fact about the user ("I live in Lisbon", "my dog is called Max")."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
-        item = match["item"].strip() if kind != "works" or match["item"][:1].isupper() else clean(match["item"])
+        item = match[group].strip() if kind != "works" or match[group][:1].isupper() else clean(match[group])
         if not item or len(item.split()) > 4 or item.lower() in POINTING:
             return []
         if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
@@ -91,3 +97,9 @@ def fact_builder(kind: str):
         what = (match.groupdict().get("what") or "").lower()
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
     return build
+
+
+def job_at(match: re.Match[str], message: str) -> list[Finding]:
+    """"I'm a nurse practitioner at Kaiser" / "I work as a barista for Starbucks" → what the user
+    does and where (JOB_AT): both facts, each by its own builder's checks."""
+    return fact_builder("works")(match, message) + own_job(match, message, group="job")

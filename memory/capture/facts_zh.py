@@ -11,13 +11,15 @@ from memory.capture.words_zh import HAN, OTHERS, PRONOUN, TAIL, say
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
-# The user alone or with others (我们, 我家, 我们一家, 我和老公都): a home is theirs too.
-WE = r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也))?"
+# The user alone or with others (我们, 我家, 我们一家, 我和老公都, 我和老公): a home is theirs too.
+WE = r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也)?)?"
 MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于|然后|后来|之后|接着)?又?"
 # A place one lives or works in (上海, 阿里巴巴, 北京朝阳区), never a mark or an emoji.
 PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
 _NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 外地 国外 "
-                 "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍".split())
+                 "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍 一起 一块 一块儿".split())
+# Words that open no place of its own (住在同一个小区, 住在一个小区, 在这家公司上班).
+_NOT_PLACE_START = ("同一", "同个", "一个", "一家", "一所", "一间", "这个", "那个", "这家", "那家", "某")
 # Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
 # 上海后就胖, 北京的一家公司).
 _NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错")
@@ -52,22 +54,22 @@ def said_as_fact(match: re.Match[str], message: str) -> bool:
     return not (_NOT_SO.search(before) or _JOKING.search(after))
 
 
-def fact_builder(kind: str):
+def fact_builder(kind: str, group: str = "item"):
     """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京); not a
     question (我住在杭州吗), a supposition or hearsay (如果我搬到北京, 我妈说我搬到北京了), nor a place
     that is none (住在酒店, 住在楼上, 搬到公司附近, 在公司上班)."""
     def build(match: re.Match[str], message: str) -> list[Finding]:
-        item = _HOW_LONG.sub("", TAIL.sub("", match["item"].strip()))
+        item = _HOW_LONG.sub("", TAIL.sub("", match[group].strip()))
         if kind == "lives":
             item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
         if (not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢"))
-                or match["item"].rstrip().endswith("吧")):  # 我住在上海吧: a guess
+                or match[group].rstrip().endswith("吧")):  # 我住在上海吧: a guess
             return []
         if kind in ("lives", "works") and (not said_as_fact(match, message) or item.endswith(_NEAR)
                                            or _NOT_IN_PLACE.search(item)):
             return []
-        if (kind == "lives" and item in _NOT_HOMES) or (kind == "works" and (
-                item in _NOT_WORKPLACES or item.startswith(("一家", "一个", "家")))):
+        if item.startswith(_NOT_PLACE_START) or (kind == "lives" and item in _NOT_HOMES) or (
+                kind == "works" and (item in _NOT_WORKPLACES or item.startswith("家"))):
             return []
         what = match.groupdict().get("what") or ""
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
@@ -119,13 +121,23 @@ def own_name(match: re.Match[str], message: str) -> list[Finding]:
     return [say("fact_name", item, value={"name": item})]
 
 
-def own_job(match: re.Match[str], message: str) -> list[Finding]:
+def job_at(match: re.Match[str], message: str) -> list[Finding]:
+    """我在腾讯做程序员 / 我在一家医院当护士 → what the user does and, when the place names one,
+    where (the workplace and the occupation builders' own checks: 在公司当经理 gives the
+    occupation only); nothing unless what follows 做/当 is an occupation (我在家做饭, 我在腾讯做项目)."""
+    job = own_job(match, message, group="job")
+    if not job:
+        return []
+    return fact_builder("works", group="place")(match, message) + job
+
+
+def own_job(match: re.Match[str], message: str, group: str = "item") -> list[Finding]:
     """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
     wish or a supposition (如果我是医生, 我希望我是医生)."""
-    item = re.sub(r"^(?:干|做|搞)", "", TAIL.sub("", match["item"]))
+    item = re.sub(r"^(?:干|做|搞)", "", TAIL.sub("", match[group]))
     before, after = around(match, message)
     if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(before + after)
-            or not said_as_fact(match, message) or match["item"].endswith(("吧", "吗", "呢"))
+            or not said_as_fact(match, message) or match[group].endswith(("吧", "吗", "呢"))
             or not is_occupation(item)):
         return []  # (我是医生吧: a guess; 你扮演病人，我是医生: a game; 我妈说我是医生: her word)
     return [say("fact_job", item, value={"job": item})]

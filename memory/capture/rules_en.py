@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from memory.capture.facts_en import JOB, KIN, NAME, PLACE, SUBJECTS, fact_builder, own_job, own_name
+from memory.capture.facts_en import JOB, JOB_AT, KIN, NAME, PLACE, SUBJECTS, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
@@ -280,6 +280,9 @@ RULES = (
           generic=True, subjects=SUBJECTS),
     _rule("fact", fact_builder("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
+    _rule("fact", job_at,
+          rf"(?:^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?|\bI\s+(?:now\s+)?work\s+as\s+)an?\s+"
+          rf"{JOB_AT}\s+(?P<item>{PLACE}){END_WHOLE}", generic=True, subjects=SUBJECTS),
     # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
     _rule("fact", fact_builder("lives"),
           rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"

@@ -154,6 +154,9 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     ("I moved to Lisbon before the pandemic.", "Lisbon"), ("I live in Berlin, just kidding, I live in Munich.", "Munich"),
     ("I moved from Lisbon to Porto", "Porto"), ("I've lived in Berlin for ten years", "Berlin"),
     ("When I moved to Lisbon, I was 20", "杭州"),
+    # The user with someone else, said without 都/一起; and "together" is no place.
+    ("我和老公住在上海", "上海"), ("我和室友住在朝阳区", "朝阳区"), ("我们住在一起", "杭州"), ("我和他住在一起", "杭州"),
+    ("我们住在同一个小区", "杭州"), ("我跟你说住在上海很贵", "杭州"),
 ])
 def test_what_a_sentence_says_of_the_home(principal, text, home):
     capture(principal, "记住，我住在杭州")
@@ -169,3 +172,29 @@ def test_what_a_sentence_says_of_the_job(principal, text, job):
     capture(principal, "记住，我是一名护士")
     capture(principal, text)
     assert active_nodes(key="occupation").get().value_json == {"job": job}
+
+
+def facts(key: str) -> list:
+    return [node.value_json for node in active_nodes(type="fact", key=key)]
+
+
+@pytest.mark.parametrize("text,workplace,job", [
+    ("记住，我在腾讯做程序员", [{"works": "腾讯"}], [{"job": "程序员"}]),
+    ("记住，我在腾讯当产品经理", [{"works": "腾讯"}], [{"job": "产品经理"}]),
+    ("记住，我在北京当老师三年了", [{"works": "北京"}], [{"job": "老师"}]),
+    ("记住，我在一家医院当护士", [], [{"job": "护士"}]),  # 一家医院 names no place
+    ("记住，我在公司当经理", [], [{"job": "经理"}]),
+    ("I work as a nurse practitioner at Kaiser.", [{"works": "Kaiser"}], [{"job": "nurse practitioner"}]),
+    ("I'm a software engineer at Google and I love it", [{"works": "Google"}], [{"job": "software engineer"}]),
+    ("I'm a nurse practitioner.", [], [{"job": "nurse practitioner"}]),
+    ("I'm a student at Stanford", [], [{"job": "student"}]),  # a school is no workplace
+    # Not the user's job, or none: nothing.
+    ("记住，我在家做饭", [], []), ("记住，我在腾讯做项目", [], []), ("记住，如果我在腾讯做程序员", [], []),
+    ("记住，我老公在腾讯做程序员", [], []), ("记住，我在腾讯做过程序员", [], []), ("记住，我在腾讯做程序员吗", [], []),
+    ("记住，我在学校当老师，开玩笑的", [], []), ("My wife is a nurse at Kaiser", [], []),
+    ("If I were a nurse at Kaiser", [], []), ("I was a nurse at Kaiser", [], []),
+    ("My boss thinks I'm a nurse at Kaiser", [], []),
+])
+def test_a_job_said_with_where_it_is_done_gives_both(principal, text, workplace, job):
+    capture(principal, text)
+    assert (facts("workplace"), facts("occupation")) == (workplace, job)
