@@ -36,6 +36,13 @@ MAX_PROBED_TOKENS = 24  # beyond these, tokens of a long query count as common
 MATCH_TOKENS_MAX = 128  # tokens of a query that find candidates in the index (the last ones)
 BM25_K1 = 1.2
 CONCEPT_RERANK_MAX = 100  # the best keyword rows that concepts rerank (the head, as rerankers do; bounds the cost)
+# Concepts that find rows the words did not (concept_found): the credit of the finest class a
+# row shares with the question, by the length of its Cilin code (middle class Ah14, minor class
+# Ah14B, word group Ah14B01); classes K (function words) and L (courtesies) find nothing.
+CONCEPT_FIND_CREDIT = {4: 0.3, 5: 0.6, 7: 1.0}
+CONCEPT_FIND_SKIPPED = ("k", "l")
+CONCEPT_FIND_CANDIDATES = 200
+CONCEPT_PREFIX_LENGTH = len("zzc")
 # Conversation turns are short and their length says little about relevance: half the usual
 # length normalisation (0.75) measured best on LoCoMo (0.4–0.5 a plateau; docs/retrieval.md).
 BM25_B = 0.5
@@ -125,6 +132,41 @@ def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -
         if keyword[index] == best:
             out[index] = first
     return out
+
+
+def concept_found(source: Rows, concepts: ConceptQuery, *, within: Sequence[str] = (), exclude: set[int],
+                  limit: int, below: float) -> list[Scored]:
+    """Rows that share no word with the question but name the same kind of thing (女儿 for 闺女,
+    老公 for 爱人; memory.search.concepts), best first, at most `limit`.
+
+    Candidates are the newest CONCEPT_FIND_CANDIDATES rows in reach holding one of the
+    question's concept tokens of a middle class or finer (CONCEPT_FIND_CREDIT), function words
+    and courtesies (classes K and L) aside. A row scores the credit of the finest class it shares
+    with the question (word group 1, minor class 0.6, middle class 0.3), times that token's weight
+    in the question over the question's largest, times `below`, so that it ranks under every row
+    the words found; ties newest first. Rows in `exclude` (already found) are left out."""
+    credit = {token: CONCEPT_FIND_CREDIT[len(token) - CONCEPT_PREFIX_LENGTH] * weight
+              for token, weight in concepts.weights.items()
+              if len(token) - CONCEPT_PREFIX_LENGTH in CONCEPT_FIND_CREDIT
+              and token[CONCEPT_PREFIX_LENGTH] not in CONCEPT_FIND_SKIPPED}
+    if not credit or limit <= 0:
+        return []
+    tokens = tuple(sorted(credit, key=lambda token: (-credit[token], token)))[:MATCH_TOKENS_MAX]
+    rows = source.fetch(TokenQuery(tokens, within=tuple(dict.fromkeys(within))), CONCEPT_FIND_CANDIDATES)
+    fields = [column.name for column in source.columns]
+    heaviest = max(credit.values())
+    found = []
+    for row in rows:
+        if row[0] in exclude:
+            continue
+        parts = row[1].split(FIELD_SEPARATOR)
+        held = parts[concepts.field].split() if len(parts) > concepts.field else ()
+        best = max((credit[token] for token in held if token in credit), default=0.0)
+        if best:
+            found.append(Scored(pk=row[0], score=round(below * best / heaviest, 6), matched=(),
+                                values=dict(zip(fields, row[2:], strict=True))))
+    found.sort(key=lambda item: (-item.score, -item.pk))
+    return found[:limit]
 
 
 def rank(

@@ -25,7 +25,7 @@ from memory.embedding_models import Embedding
 from memory.errors import InvalidInput
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.concepts import query_concepts
-from memory.search.engine import ConceptQuery, Scored, rank
+from memory.search.engine import ConceptQuery, Scored, concept_found, rank
 from memory.search.fields import has_item_sql
 from memory.search.semantic import NODE_DENSE_WEIGHT, dense_rank, embedder, fused_ranking
 from memory.search.source import Column, Rows
@@ -47,6 +47,10 @@ from memory.validation import clean_text
 NODE_FIELD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 1.0, 0.0)
 CONCEPT_FIELD = 5
 CONCEPT_SHARE = 3.0  # of the best keyword score, for a full concept match (docs/retrieval.md, "Concepts")
+# When the words find fewer nodes than this (none), concepts look for up to CONCEPT_FIND_MAX
+# (memory.search.engine.concept_found; docs/retrieval.md, "Questions in other words").
+CONCEPT_FIND_BELOW = 1
+CONCEPT_FIND_MAX = 5
 CJK_UNIGRAM_SHARE = 0.4  # of a Chinese character's weight when it backs off a query bigram
 OMITTED_MAX = 50
 VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
@@ -257,6 +261,10 @@ def _relevant(
     concepts = ConceptQuery(query_concepts(query.query_text), CONCEPT_FIELD, CONCEPT_SHARE)
     scored = rank(rows, tokens, weights=NODE_FIELD_WEIGHTS, within=within, expansions=expansions,
                   token_weights=token_weights, concepts=concepts)
+    if len(scored) < CONCEPT_FIND_BELOW and concepts.weights:
+        # A question in other words (我闺女几岁了 for 用户的女儿今年六岁): the same kind of thing.
+        scored += concept_found(rows, concepts, within=within, exclude={item.pk for item in scored},
+                                limit=CONCEPT_FIND_MAX, below=min((item.score for item in scored), default=1.0) / 2)
     model = embedder()
     if model is not None:
         filtered = nodes()

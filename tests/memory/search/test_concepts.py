@@ -1,6 +1,7 @@
 """Concept tokens (memory.search.concepts; issue 7, R-QUERY): a Chinese word's thesaurus
 categories rerank the memories a question's words found, so the one about the same kind of
-thing rises; they never find a memory alone, and they are off with MEMORY_CONCEPTS=""."""
+thing rises; when the words find nothing, a class of a middle level or finer finds memories of
+the same kind (女儿 for 闺女); they are off with MEMORY_CONCEPTS=""."""
 
 import time
 from datetime import UTC, datetime
@@ -10,7 +11,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
-from django.test.utils import CaptureQueriesContext
 
 from memory.models import AuditEvent, Node
 from memory.search import engine
@@ -157,11 +157,41 @@ def test_only_the_best_keyword_rows_are_reranked(principal, monkeypatch):
     assert search(principal, "周末想表演节目") == ["周末去超市", "周末在晚会上跳舞"]
 
 
-def test_a_concept_alone_never_finds_a_memory(principal):
-    make_node(principal, title="在晚会上跳舞")
-    with CaptureQueriesContext(connection) as queries:
-        assert search(principal, "表演") == []
-    assert not any("zzc" in query["sql"] for query in queries.captured_queries)  # never asked of the index
+def test_a_broad_class_alone_finds_no_memory(principal):
+    make_node(principal, title="在晚会上跳舞")  # 跳舞 Hh04B01 and 表演 Hh01A01 share only the subclass Hh
+    assert search(principal, "表演") == []
+
+
+def test_when_the_words_find_nothing_the_same_kind_of_thing_is_found(principal):
+    """A newcomer's questions in other words found nothing (closing note of 2026-12-01)."""
+    make_node(principal, title="用户的女儿今年六岁")
+    make_node(principal, title="用户的老公在腾讯上班")
+    make_node(principal, title="用户喜欢打羽毛球")
+    make_node(principal, title="用户的女儿今年六岁", user_id="u2")  # another user's: never found
+    assert search(principal, "我闺女几岁了？") == ["用户的女儿今年六岁"]  # word group Ah14B01
+    assert search(principal, "我孩子多大了") == ["用户的女儿今年六岁"]  # middle class Ah14 (孩子 Ah14C01)
+    assert search(principal, "我爱人在哪工作") == ["用户的老公在腾讯上班"]  # word group Ah08A01
+    # The words found something: concepts only rerank it (丈夫 and 女儿 share the class Ab01).
+    assert search(principal, "我丈夫在哪上班？") == ["用户的老公在腾讯上班"]
+    with override_settings(MEMORY_CONCEPTS=""):
+        assert search(principal, "我闺女几岁了？") == []
+
+
+def test_found_by_concepts_the_finest_shared_class_ranks_first_and_each_keeps_its_reason(principal):
+    child = make_node(principal, title="孩子上小学")  # Ah14C01: the middle class of 闺女's Ah14B01
+    daughter = make_node(principal, title="女儿学钢琴")  # the word group itself
+    old = make_node(principal, title="女儿以前学画画")
+    Node.objects.filter(pk=old.pk).update(status="superseded")
+    found = memory_query(principal=principal, query=MemoryQuery(owner=Owner(workspace_id="w1", user_id="u1"),
+                                                                query_text="闺女"))
+    assert [node.pk for node in found.relevant] == [daughter.pk, child.pk]
+    assert [(item.node_id, item.reason) for item in found.omitted] == [(old.pk, "superseded")]
+    assert found.matched == {daughter.pk: (), child.pk: ()}
+
+
+def test_function_words_find_nothing_by_their_class(principal):
+    make_node(principal, title="用户觉得有点累")
+    assert search(principal, "如果或者") == []  # 如果, 或者: class K, function words
 
 
 def test_a_user_cannot_type_a_concept_token_into_a_query():
