@@ -63,7 +63,7 @@ _ENGLISH = [
     # 2023-05-03 / 2023-05, 2023/5/3 / 2023/5, 2023.5.3 (not 2023.5: a version number)
     re.compile(r"\b(?P<year>(?:19|20)\d\d)(?P<sep>[-/])(?P<month>0?[1-9]|1[0-2])(?:(?P=sep)(?P<day>[12]\d|3[01]|0?[1-9]))?\b"),
     re.compile(r"\b(?P<year>(?:19|20)\d\d)\.(?P<month>0?[1-9]|1[0-2])\.(?P<day>[12]\d|3[01]|0?[1-9])\b"),
-    # 13/10/2023 or 10/13/2023: read only when one of the two numbers can only be the day
+    # 13/10/2023 or 10/13/2023: read only when one of the two numbers can only be the day, or both are one
     re.compile(r"\b(?P<first>[12]\d|3[01]|0?[1-9])/(?P<second>[12]\d|3[01]|0?[1-9])/(?P<year>(?:19|20)\d\d)\b"),
 ]
 _CN_NUMBER = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
@@ -289,9 +289,10 @@ def _modal_may(text: str, parts: dict) -> bool:
 
 
 def _day_and_month(parts: dict) -> dict | None:
-    """13/10/2023 → day 13, month 10; 10/13/2023 → the same; 3/5/2023 (either) → None."""
+    """13/10/2023 → day 13, month 10; 10/13/2023 → the same; 3/3/2024 → day 3 of March (both
+    readings agree); 3/5/2023 (either) → None."""
     first, second = int(parts["first"]), int(parts["second"])
-    if first > 12 >= second:
+    if first > 12 >= second or first == second:
         return {**parts, "day": parts["first"], "month": parts["second"]}
     if second > 12 >= first:
         return {**parts, "day": parts["second"], "month": parts["first"]}

@@ -28,6 +28,7 @@ from tests.helpers import append
     ("on 2 May 2023, or the 3rd of May", [Period(2023, 5, 2), Period(None, 5, 3)]),
     ("2023/5/3 和 2023.05.04", [Period(2023, 5, 3), Period(2023, 5, 4)]),
     ("on 13/10/2023 or 10/14/2023", [Period(2023, 10, 13), Period(2023, 10, 14)]),
+    ("What did I say on 3/3/2024?", [Period(2024, 3, 3)]),  # day and month alike: both readings agree
     ("What did we plan in mid-June?", [Period(None, 6)]),
 ])
 def test_explicit_days_months_and_years_are_found_in_both_languages(text, expected):
