@@ -23,16 +23,17 @@ OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lec
                "|police officer|firefighter|scientist|researcher|analyst|consultant|pharmacist|manager|architect"
                "|photographer|artist|musician|actor|actress|translator|librarian|electrician|plumber|carpenter"
                "|farmer|soldier|pilot|paramedic|therapist|counselor|psychologist|social worker|data scientist|freelancer"
-               "|practitioner|veterinarian|mechanic|cashier|barista|receptionist|technician|caregiver|midwife|tutor")
+               "|nurse practitioner|general practitioner|family practitioner|medical practitioner|veterinarian|mechanic"
+               "|cashier|barista|receptionist|technician|caregiver|midwife|tutor")
 
 # An occupation of the list with up to two words before it ("software engineer"), whole.
 JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
         r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
 
 
-# The same, unnamed, before " at"/" for" the place where it is done ("a nurse practitioner at
-# Kaiser"); a student's school is no workplace.
-JOB_AT = rf"(?P<job>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?<!student)\s+(?:at|for)"
+# The same, before " at" the place where it is done ("a nurse practitioner at Kaiser"); a student's
+# school is no workplace. (Not " for": a nurse for Halloween, a caregiver for Mom, a tutor for SAT.)
+JOB_AT = rf"(?P<job>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?<!student)\s+at"
 
 
 def own_name(match: re.Match[str], message: str) -> list[Finding]:
@@ -71,8 +72,9 @@ def _not_so(match: re.Match[str], message: str) -> bool:
 
 
 def own_job(match: re.Match[str], message: str, group: str = "item") -> list[Finding]:
-    """"I'm a nurse" / "I am a software engineer" → a fact: what the user does."""
-    if _not_so(match, message):
+    """"I'm a nurse" / "I am a software engineer" → a fact: what the user does; not in a game, a
+    question or a job since left (_job_not_now)."""
+    if _not_so(match, message) or _job_not_now(match, message):
         return []
     item = " ".join(match[group].lower().split())
     return [say("fact_job", item, value={"job": item})]
@@ -99,7 +101,23 @@ def fact_builder(kind: str, group: str = "item"):
     return build
 
 
+# Around a job said with its place: a game or role play anywhere in the message ("Let's play a
+# game. I'm a doctor at Mercy."), a question or a job left later in the sentence ("Should I work as
+# a barista at Starbucks, or keep looking?", "…but I quit last week").
+_GAME = re.compile(r"\b(?:play(?:ing)? a game|let's play|pretend|role-?play(?:ing)?|you(?:'re| are) my patient|halloween"
+                   r"|costume|dress(?:ed|ing)? up)\b", re.IGNORECASE)
+_LEFT = re.compile(r"\?|\b(?:quit|resigned|retired|left|laid off|fired|used to)\b", re.IGNORECASE)
+
+
+def _job_not_now(match: re.Match[str], message: str) -> bool:
+    """Whether a job said in `match` is no job the user has now: _GAME, _LEFT."""
+    at = message.find(match.string)
+    rest = message[at + match.end():] if at >= 0 else match.string[match.end():]
+    return bool(_GAME.search(message) or _LEFT.search(re.split(r"[.!;\n]", rest)[0]))
+
+
 def job_at(match: re.Match[str], message: str) -> list[Finding]:
-    """"I'm a nurse practitioner at Kaiser" / "I work as a barista for Starbucks" → what the user
+    """"I'm a nurse practitioner at Kaiser" / "I work as a barista at Starbucks" → what the user
     does and where (JOB_AT): both facts, each by its own builder's checks."""
-    return fact_builder("works")(match, message) + own_job(match, message, group="job")
+    job = own_job(match, message, group="job")
+    return fact_builder("works")(match, message) + job if job else []

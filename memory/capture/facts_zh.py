@@ -11,15 +11,22 @@ from memory.capture.words_zh import HAN, OTHERS, PRONOUN, TAIL, say
 _HOW_LONG = re.compile(r"(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
 
 
-# The user alone or with others (我们, 我家, 我们一家, 我和老公都, 我和老公): a home is theirs too.
-WE = r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也)?)?"
+# The user alone or with others (我们, 我家, 我们一家, 我和老公都, 我和老公一起): a home is theirs
+# too. Without 都/一起/也 only a companion named as one, right before the verb (我和老公住在杭州):
+# a gap may hold a negation, a plan or a time (我和爸妈不住在上海, 我和老公打算住在杭州, 我和他以前住在上海).
+COMPANIONS = ("老公|老婆|丈夫|妻子|爱人|先生|太太|媳妇|对象|男朋友|女朋友|男友|女友|老伴|爸妈|父母|爸爸|妈妈|家人|孩子"
+              "|儿子|女儿|室友|舍友|朋友|闺蜜|同学|同事|他|她")
+WE = (r"(?:们家|们一家|们|家|一家|(?:和|跟|与)[\u4e00-\u9fff]{1,5}?(?:都|一起|也)"
+      rf"|(?:和|跟|与)(?:我的?)?(?:{COMPANIONS})(?=住在|搬|在))?")
 MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|前段时间|刚刚|刚|已经|终于|然后|后来|之后|接着)?又?"
 # A place one lives or works in (上海, 阿里巴巴, 北京朝阳区), never a mark or an emoji.
 PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
 _NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 外地 国外 "
-                 "楼上 楼下 隔壁 对面 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍 一起 一块 一块儿".split())
-# Words that open no place of its own (住在同一个小区, 住在一个小区, 在这家公司上班).
-_NOT_PLACE_START = ("同一", "同个", "一个", "一家", "一所", "一间", "这个", "那个", "这家", "那家", "某")
+                 "楼上 楼下 隔壁 对面 对门 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍 一起 一块 "
+                 "一块儿 同城 婆家 娘家 公婆家 朋友家 亲戚家 别人家".split())
+# Words that open no place of its own (住在同一个小区, 住在一栋楼, 在这家公司上班, 住在两个城市).
+_NOT_PLACE_START = ("同一", "同个", "同栋", "同楼", "同小区", "一个", "一家", "一所", "一间", "一栋", "一处", "一条", "一套",
+                    "两个", "两地", "这个", "那个", "这家", "那家", "某")
 # Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
 # 上海后就胖, 北京的一家公司).
 _NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错")
@@ -33,7 +40,7 @@ _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "
 # 跟你说), a dream; or after it: a joke (…，开玩笑的).
 _NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里|据说|听说|估计|可能|大概|好像|也许"
                      rf"|(?:{OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
-_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩")
+_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩|假的|做梦呢|梦想")
 
 
 def around(match: re.Match[str], message: str) -> tuple[str, str]:
@@ -87,7 +94,7 @@ OCCUPATIONS = set(
     "歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 药师 "
     "医师 兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 实习生 博士后 营养师 理发师 化妆师 美容师 教练 "
     "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师 "
-    "护士长".split()
+    "护士长 咖啡师 柜员 私教 护工 程序猿 前端工程师 后端工程师".split()
 )
 # What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
 # something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
@@ -121,22 +128,52 @@ def own_name(match: re.Match[str], message: str) -> list[Finding]:
     return [say("fact_name", item, value={"name": item})]
 
 
+# What, in the words between 在 and 做/当, shows that the sentence tells no job the user has: a
+# negation, a wish or a plan (我在腾讯不做程序员了, 我在腾讯想当程序员), a game, a dream or a story
+# (我在游戏里当医生), a choice (还是, 或), the family served (我在家给孩子当老师).
+_NOT_A_JOB_PLACE = re.compile(rf"[不没想要或梦]|里$|还是|还想|还要|游戏|剧本|小说|电视剧|故事"
+                              rf"|(?:给|帮|替)(?:我的?)?(?:{COMPANIONS}|家人|娃)")
+# ...and what shows they are no place, though the job holds: someone served (给老板, 帮老板), two
+# places (北京和上海), a stint or a manner (实习, 兼职, 一直, 暂时), the work itself (银行工作).
+_NOT_A_PLACE = re.compile(r"[给帮替和跟与]|也$|实习|兼职|全职|一直|主要|偶尔|暂时|临时|工作|上班|打工|支教")
+# When the job was: over (三年前, 小时候, 上大学的时候, 毕业后) or left since (，已经离职了).
+_JOB_BEFORE = re.compile(r"前|以前|之前|曾经|当年|那时|那会|小时候|时候|毕业后|以后|将来")
+_JOB_AFTER = re.compile(r"离职|辞职|退休|不干了|被裁")
+_NOW = re.compile(r"现在|目前|如今")  # 以前我在阿里做程序员，现在我在腾讯做程序员: the time said last counts
+# Role play said around it, across commas (我们玩个游戏吧，…; 你当病人，…). A workplace said with a
+# person's (老公公司, 朋友圈, 别人家) is not the user's own, nor one left unnamed (北京一家公司).
+_GAME = re.compile(r"游戏|剧本杀|过家家|你当|你演|你扮")
+_NOT_OWN_PLACE = re.compile(rf"(?:{COMPANIONS}|别人|亲戚|爸|妈|哥|姐|弟|妹|家|一家|一个|一所|某)")
+# A student's school is no workplace (我在清华当研究生).
+_STUDENTS = ("学生", "研究生", "博士生", "硕士生", "留学生", "实习生", "交换生")
+
+
 def job_at(match: re.Match[str], message: str) -> list[Finding]:
     """我在腾讯做程序员 / 我在一家医院当护士 → what the user does and, when the place names one,
     where (the workplace and the occupation builders' own checks: 在公司当经理 gives the
-    occupation only); nothing unless what follows 做/当 is an occupation (我在家做饭, 我在腾讯做项目)."""
+    occupation only); nothing unless what follows 做/当 is an occupation (我在家做饭, 我在腾讯做项目) and
+    own_job takes it, nor when the words before it tell of none (_NOT_A_JOB_PLACE); the occupation
+    alone when they name no place of the user's own (_NOT_A_PLACE, _NOT_OWN_PLACE, a student's school)."""
+    if _NOT_A_JOB_PLACE.search(match["place"]):
+        return []
     job = own_job(match, message, group="job")
     if not job:
         return []
+    place = match["place"]
+    if (job[0].item.endswith(_STUDENTS) or _NOT_OWN_PLACE.search(place) or _NOT_A_PLACE.search(place)
+            or place.endswith(("厨房", "客厅", "卧室"))):
+        return job
     return fact_builder("works", group="place")(match, message) + job
 
 
 def own_job(match: re.Match[str], message: str, group: str = "item") -> list[Finding]:
     """我是一名护士 / (我叫小红，)是程序员 / 我是干程序员的 → a fact: what the user does; not a
-    wish or a supposition (如果我是医生, 我希望我是医生)."""
+    wish or a supposition (如果我是医生, 我希望我是医生), another time (_JOB_BEFORE, _JOB_AFTER) or
+    a game (_GAME)."""
     item = re.sub(r"^(?:干|做|搞)", "", TAIL.sub("", match[group]))
     before, after = around(match, message)
     if (_HYPOTHETICAL.search(match.string[: match.start()]) or _ROLE_PLAY.search(before + after)
+            or _JOB_BEFORE.search(_NOW.split(before)[-1]) or _JOB_AFTER.search(after) or _GAME.search(before + after)
             or not said_as_fact(match, message) or match[group].endswith(("吧", "吗", "呢"))
             or not is_occupation(item)):
         return []  # (我是医生吧: a guess; 你扮演病人，我是医生: a game; 我妈说我是医生: her word)

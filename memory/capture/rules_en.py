@@ -281,7 +281,8 @@ RULES = (
     _rule("fact", fact_builder("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<item>{PLACE}){END_WHOLE}", generic=True,
           subjects=SUBJECTS),
     _rule("fact", job_at,
-          rf"(?:^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?|\bI\s+(?:now\s+)?work\s+as\s+)an?\s+"
+          rf"(?:(?:^\s*(?:and\s+|but\s+|so\s+|well,?\s+|actually,?\s+|yeah,?\s+|yes,?\s+)?|\band\s+){I_AM}\s+"
+          rf"(?:also\s+|now\s+|currently\s+|working\s+as\s+)?|\bI\s+(?:now\s+|currently\s+)?work\s+as\s+)an?\s+"
           rf"{JOB_AT}\s+(?P<item>{PLACE}){END_WHOLE}", generic=True, subjects=SUBJECTS),
     # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
     _rule("fact", fact_builder("lives"),

@@ -223,7 +223,8 @@ def _own(name: str, build, *patterns: str) -> Rule:
 # 我叫小红，住在杭州，是一名护士 (Rule.subjects vetoes it after a family member).
 SELF = r"(?:我|^)"
 _NOW = r"(?:现在|已经|如今|再也|从来)?"  # 我现在不喜欢芒果冰淇淋了
-_HOW_LONG_SAID = r"(?:[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月)(?:多)?了?)?"  # 我在腾讯上班三年了
+# 我在腾讯上班三年了, 已经三年了
+_HOW_LONG_SAID = r"(?:(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月)(?:多)?了?)?"
 CLAUSE_END = r"(?=[。.!?;~\s]*$)"  # the rest of the clause is its end mark (是一名程序员。)
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
@@ -268,7 +269,7 @@ RULES = (
     _rule("fact", fact_builder("works"),
           rf"{SELF}{WE}(?:现在)?(?:都|也)?在(?P<item>[{HAN}A-Za-z0-9]{{2,12}}?)(?:工作|上班)了?{_HOW_LONG_SAID}{CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
-    _rule("fact", job_at, rf"{SELF}{WE}(?:现在)?(?:都|也)?在(?P<place>[{HAN}A-Za-z0-9]{{2,12}}?)(?:做|当|担任)"
+    _rule("fact", job_at, rf"{SELF}{WE}(?:现在|目前|还|一直)?(?:都|也)?在(?P<place>[{HAN}A-Za-z0-9]{{2,12}}?)(?:做|当|担任)"
           rf"(?:一名|一个|一位|个|名)?(?P<job>[{HAN}]{{1,8}}?){_HOW_LONG_SAID}{CLAUSE_END}", generic=True,
           subjects=FACT_SUBJECTS),
     _rule("fact", own_name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",

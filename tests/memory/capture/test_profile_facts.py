@@ -157,6 +157,15 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     # The user with someone else, said without 都/一起; and "together" is no place.
     ("我和老公住在上海", "上海"), ("我和室友住在朝阳区", "朝阳区"), ("我们住在一起", "杭州"), ("我和他住在一起", "杭州"),
     ("我们住在同一个小区", "杭州"), ("我跟你说住在上海很贵", "杭州"),
+    # A review's finds on the companion without 都/一起: a negation, a plan, a past, a stay or
+    # someone's word between the companion and the verb; places that name none.
+    ("我和爸妈不住在上海", "杭州"), ("我和老公已经不住在上海了", "杭州"), ("我和老公不想住在上海", "杭州"),
+    ("我和他以前住在上海", "杭州"), ("我和老公打算住在上海", "杭州"), ("我和老公准备搬到上海", "杭州"),
+    ("我和老公还没搬到上海", "杭州"), ("我和老公下个月搬到深圳", "杭州"), ("我和老公这周住在上海", "杭州"),
+    ("我和老公出差住在上海", "杭州"), ("我和老婆吵架住在朋友家", "杭州"), ("我跟他说住在上海", "杭州"),
+    ("我和老公要是住在上海", "杭州"), ("我和闺蜜住在同城", "杭州"), ("我和闺蜜住在一栋楼", "杭州"),
+    ("我和闺蜜住在对门", "杭州"), ("我和他住在一条街上", "杭州"), ("我和老公住在婆家", "杭州"),
+    ("我和老公住在两个城市", "杭州"),
 ])
 def test_what_a_sentence_says_of_the_home(principal, text, home):
     capture(principal, "记住，我住在杭州")
@@ -194,6 +203,30 @@ def facts(key: str) -> list:
     ("记住，我在学校当老师，开玩笑的", [], []), ("My wife is a nurse at Kaiser", [], []),
     ("If I were a nurse at Kaiser", [], []), ("I was a nurse at Kaiser", [], []),
     ("My boss thinks I'm a nurse at Kaiser", [], []),
+    # A review's finds: what stands between 在 and 做/当 tells of no job, or of no place of the
+    # user's own; a time, a game or a question around it.
+    ("记住，我在腾讯不做程序员了", [], []), ("记住，我在腾讯想当程序员", [], []), ("记住，我在腾讯要当程序员", [], []),
+    ("记住，我在游戏里当医生", [], []), ("记住，我在梦里当医生", [], []), ("记住，我在剧本杀里当医生", [], []),
+    ("记住，我在家给孩子当老师", [], []), ("记住，我在腾讯做程序员还是在阿里做产品经理", [], []),
+    ("记住，我在腾讯给老板当司机", [], [{"job": "司机"}]), ("记住，我在腾讯实习做程序员", [], [{"job": "程序员"}]),
+    ("记住，我在北京和上海当老师", [], [{"job": "老师"}]), ("记住，我在北京一家公司做销售", [], [{"job": "销售"}]),
+    ("记住，我在银行工作当会计", [], [{"job": "会计"}]), ("记住，我在老公公司当会计", [], [{"job": "会计"}]),
+    ("记住，我在清华当研究生", [], [{"job": "研究生"}]), ("记住，我在厨房当厨师", [], [{"job": "厨师"}]),
+    ("记住，三年前我在腾讯当程序员", [], []), ("记住，我在腾讯当程序员，已经离职了", [], []),
+    ("记住，我们玩个游戏吧，我在医院当医生", [], []), ("记住，你当病人，我在医院当医生", [], []),
+    ("记住，我在上海做律师，假的", [], []),
+    ("记住，以前我在阿里做程序员，现在我在腾讯做程序员", [{"works": "腾讯"}], [{"job": "程序员"}]),
+    ("记住，我还在腾讯做程序员", [{"works": "腾讯"}], [{"job": "程序员"}]),
+    ("记住，我在字节跳动做产品经理已经三年了", [{"works": "字节跳动"}], [{"job": "产品经理"}]),
+    ("记住，我在星巴克当咖啡师", [{"works": "星巴克"}], [{"job": "咖啡师"}]),
+    ("记住，我在华为做工程师", [{"works": "华为"}], [{"job": "工程师"}]),
+    ("I'm a nurse for Halloween", [], []), ("I'm a yoga practitioner", [], []),
+    ("I'm a caregiver for Mom.", [], [{"job": "caregiver"}]), ("I work as a barista for Starbucks", [], [{"job": "barista"}]),
+    ("Should I work as a barista at Starbucks, or keep looking?", [], []), ("I'm a nurse at Kaiser, right?", [], []),
+    ("Let's play a game. I'm a doctor at Mercy Hospital.", [], []),
+    ("I'm a nurse at Kaiser but I quit last week", [], []),
+    ("Hi, I'm Anna and I'm a nurse at Kaiser", [{"works": "Kaiser"}], [{"job": "nurse"}]),
+    ("I'm working as a nurse at Kaiser", [{"works": "Kaiser"}], [{"job": "nurse"}]),
 ])
 def test_a_job_said_with_where_it_is_done_gives_both(principal, text, workplace, job):
     capture(principal, text)
