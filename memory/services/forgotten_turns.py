@@ -6,9 +6,9 @@ them with its time, and a restore recalls them again, unless another forgotten m
 them too; a hard forget marks them for good (HIDDEN_FOR_GOOD, before any forget's
 time, so no restore clears it). The summaries of those conversations lose the sentences and
 list items that say it (_strip_summaries; a restore does not bring them back: a summary is a
-digest, the next one is built from the turns). Later turns that repeat it are not looked for: a
-word of the memory (上海, 小红) is in too many turns that say something else. Called inside the
-forget's or the restore's transaction (memory.services.nodes.node_delete,
+digest, the next one is built from the turns). Turns that state it again are found by meaning
+and hidden with them (memory.services.forgotten_repeats); a turn that merely holds one of its
+words (上海, 小红) is not. Called inside the forget's or the restore's transaction (memory.services.nodes.node_delete,
 memory.services.forgetting)."""
 
 import re
@@ -21,6 +21,7 @@ from memory.capture.summary_fit import LIST_FIELDS
 from memory.models import HIDDEN_FOR_GOOD, Message, MessageRole, Node, NodeSource, NodeStatus, Summary
 from memory.search.text import normalize
 from memory.services.audit import FORGOTTEN, quotes, value_strings
+from memory.services.forgotten_repeats import cite_repeats
 
 # Where a summary line's sentences end: after Chinese or closing marks, after a full stop only
 # before a space (3.5 stays whole), as memory.capture.summary_fit cuts them.
@@ -45,13 +46,15 @@ def _said_by(principal: Principal, node_ids: list[int]) -> list[int]:
     return [*sources, *replies]
 
 
-def forget_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False
-                 ) -> tuple[int, int]:
-    """What a forget of `node` does to the conversations it was taken from: hides its turns
-    (_hide) and strips their summaries (_strip_summaries). Call before the node's source links
-    are deleted; returns (turns marked, summaries changed)."""
+def forget_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False,
+                 repeats: bool = True) -> tuple[int, int, int]:
+    """What a forget of `node` does to the conversations it was taken from: links the user's
+    turns that say it again as its sources (`repeats`; memory.services.forgotten_repeats), hides
+    its turns (_hide) and strips their summaries (_strip_summaries). Call before the node's source
+    links are deleted; returns (turns marked, summaries changed, repeats linked)."""
+    cited = cite_repeats(principal, node) if repeats else 0
     said = _said_by(principal, [node.pk])
-    return _hide(principal, said, now=now, hard=hard), _strip_summaries(principal, node, said, words)
+    return _hide(principal, said, now=now, hard=hard), _strip_summaries(principal, node, said, words), cited
 
 
 def _hide(principal: Principal, said: list[int], *, now: datetime, hard: bool) -> int:

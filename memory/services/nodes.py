@@ -401,8 +401,9 @@ def node_delete(
     (Message.memory_forgotten_at): the turn says what was forgotten (a newcomer forgot an
     allergy and the next conversation's block still quoted "…我对花生过敏"), and the summaries
     of those conversations lose the sentences and items that say it
-    (memory.services.forgotten_turns.forget_turns). The audit event counts both
-    (`hidden_messages`, `stripped_summaries`).
+    (memory.services.forgotten_turns.forget_turns). The user's other turns that state it again
+    go with them (linked as its sources first; memory.services.forgotten_repeats). The audit
+    event counts them (`hidden_messages`, `stripped_summaries`, `repeated_messages`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -419,14 +420,14 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             words = node_words(node)
-            hidden, summaries = forget_turns(principal=principal, node=node, now=now, words=words)
+            hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
-                                  "stripped_summaries": summaries})
+                                  "stripped_summaries": summaries, "repeated_messages": repeats})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         words = node_words(node)
-        hidden, summaries = forget_turns(principal=principal, node=node, now=now, words=words, hard=True)
+        hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words, hard=True)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
@@ -434,6 +435,6 @@ def node_delete(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
             workspace_id=workspace, user_id=user, reason=FORGOTTEN if quotes(reason, words) else reason,
             payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
-                     "hidden_messages": hidden, "stripped_summaries": summaries},
+                     "hidden_messages": hidden, "stripped_summaries": summaries, "repeated_messages": repeats},
         )
 

@@ -267,7 +267,9 @@ def test_a_session_page_links_to_its_users_memories_and_to_the_preview_of_its_ne
 def test_a_turn_whose_memory_was_forgotten_is_marked_not_recalled(viewer_client, principal):
     from memory.services.nodes import node_delete
 
-    session, messages = conversation(principal, "chat-f", 3, text="我对花生过敏 {n}")  # user, assistant, user
+    session, messages = conversation(principal, "chat-f", 2, text="我对花生过敏 {n}")  # user, assistant
+    # a third turn that does not say it again (memory.services.forgotten_repeats)
+    messages.append(make_message(principal, "今天天气不错", session_id="chat-f", workspace_id="proj-a", user_id="u-1"))
     node = make_node(principal, title="用户对花生过敏", source_message_ids=[messages[0].pk])
     node_delete(principal=principal, node_id=node.pk, mode="soft", reason="the user asked")
     html = viewer_client.get(page_url(session)).content.decode()

@@ -376,8 +376,9 @@ def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
     (memory.services.forgotten_turns). Returns how many turns were marked."""
     deleted = Node.objects.filter(team=principal.team, pk__in=list(importer.ids["node"].values()),
                                   status=NodeStatus.DELETED)
-    return sum(forget_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node))[0]
-               for node in deleted)
+    # (Repeats are not looked for: their links, if the forget found any, came with the file.)
+    return sum(forget_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node),
+                            repeats=False)[0] for node in deleted)
 
 
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,

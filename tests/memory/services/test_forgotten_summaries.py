@@ -80,13 +80,17 @@ def test_list_items_and_a_goal_that_say_it_go_and_the_others_stay(principal, sum
         "[forgotten]", "", ["少油"], ["喜欢爬山"])
 
 
-def test_another_conversations_summary_is_left_alone(principal, summarized):
+def test_another_conversations_summary_is_left_alone_unless_it_says_the_memory_again(principal, summarized):
     summary, mango, allergy = summarized
-    append(principal, "我对花生过敏，别推荐花生酱。", **OTHER)
+    append(principal, "花生酱太甜了，我不想吃。", **OTHER)  # a word of it, not the memory
     theirs = summary_roll(principal=principal, session=Session.objects.get(team=principal.team, external_id="other"),
                           summarizer=RuleSummarizer(), max_chars=600)
+    append(principal, "我对花生过敏，别推荐花生酱。", **{**OTHER, "session_id": "third"})  # said again
+    summary_roll(principal=principal, session=Session.objects.get(team=principal.team, external_id="third"),
+                 summarizer=RuleSummarizer(), max_chars=600)
     forget(principal, allergy, "soft")
     assert latest(principal, "other").summary == theirs.summary
+    assert "花生" not in latest(principal, "third").summary  # memory.services.forgotten_repeats
 
 
 def test_a_restore_brings_the_memory_back_but_not_the_summarys_words(principal, summarized):

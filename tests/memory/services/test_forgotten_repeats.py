@@ -1,0 +1,113 @@
+"""Turns that say a forgotten memory again go with it (R-STORE provable forgetting). A newcomer
+said "我对花生过敏" in one conversation without 记住 and again after "记住，我对花生过敏" in another;
+hard-forgetting the memory left both turns recalled as earlier messages, and the next capture
+run learned the allergy back twice, as session memories."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from memory.models import HIDDEN_FOR_GOOD, AuditEvent, Message, Node, NodeSource, NodeStatus
+from memory.selectors.nodes import Owner
+from memory.services import forgotten_repeats
+from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
+from tests.helpers import append
+from tests.memory.capture.test_rules_apply import capture
+from tests.memory.selectors.test_context import build
+
+FIRST = {"workspace_id": "w1", "user_id": "u1", "session_id": "first"}
+SECOND = {"workspace_id": "w1", "user_id": "u1", "session_id": "second"}
+LATER = Owner(workspace_id="w1", user_id="u1", session_id="later")
+
+
+def forget(principal, node_id, mode):
+    return memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**SECOND), node_id=node_id),
+                         mode=mode, reason="the user asked", confirm=True)
+
+
+def hidden(*messages):
+    return [Message.objects.get(pk=message.pk).memory_forgotten_at for message in messages]
+
+
+@pytest.fixture
+def allergy(principal, settings):
+    """The newcomer's conversations: the memory comes from the second's 记住; the first's turn and
+    the second's later one were never captured (no 记住: they wait for the idle sweep)."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    passing, = append(principal, "我对花生过敏，吃了会起疹子", **FIRST)
+    reply, = append(principal, "好的，我会注意的", role="assistant", **FIRST)
+    unrelated, = append(principal, "提醒我周五买点花生酱给同事", **FIRST)
+    [asked], _ = capture(principal, "记住，我对花生过敏", owner=SECOND)
+    again, = append(principal, "上次说过了，我对花生过敏，很严重", **SECOND)
+    other_user, = append(principal, "我对花生过敏", workspace_id="w1", user_id="u2", session_id="theirs")
+    node = Node.objects.get(team=principal.team, key="allergy", scope="user", user_id="u1")
+    return node, asked, passing, reply, again, unrelated, other_user
+
+
+def test_a_hard_forget_hides_the_turns_that_say_it_again_and_capture_does_not_learn_it_back(principal, allergy):
+    node, asked, passing, reply, again, unrelated, other_user = allergy
+    assert "上次说过了，我对花生过敏" in build(principal, "我能吃花生吗", owner=LATER).block
+    forget(principal, node.pk, "hard")
+    assert hidden(asked, passing, reply, again) == [HIDDEN_FOR_GOOD] * 4  # the answer to a repeat too
+    assert hidden(unrelated, other_user) == [None, None]  # a word of it alone; another user's turn
+    assert "过敏" not in build(principal, "我能吃花生吗", owner=LATER).block
+    call_command("capture_run", stdout=io.StringIO())
+    assert not Node.objects.filter(team=principal.team, user_id="u1", key="allergy", status=NodeStatus.ACTIVE).exists()
+    event = AuditEvent.objects.get(event_type="memory.node.hard_deleted", node_id=node.pk)
+    assert (event.payload["repeated_messages"], event.payload["hidden_messages"]) == (2, 4)
+
+
+def test_a_soft_forget_links_the_repeats_and_a_restore_recalls_them(principal, allergy):
+    node, asked, passing, reply, again, unrelated, other_user = allergy
+    forget(principal, node.pk, "soft")
+    assert sorted(NodeSource.objects.filter(node=node).values_list("message_id", flat=True)) == sorted(
+        [asked.pk, passing.pk, again.pk])
+    assert None not in hidden(asked, passing, reply, again)
+    node_restore(principal=principal, node_id=node.pk, reason="by mistake", workspace_id="w1")
+    assert hidden(asked, passing, reply, again) == [None] * 4
+    assert "我对花生过敏，吃了会起疹子" in build(principal, "我能吃花生吗", owner=LATER).block
+
+
+def test_a_home_is_found_said_again_by_meaning_not_by_its_word(principal, settings):
+    settings.MEMORY_CAPTURE_THREADS = False
+    [said], _ = capture(principal, "记住，我住在杭州", owner=SECOND)
+    again, trip, moved, elsewhere = append(principal, "对，我住在杭州", "提醒我周五去杭州前带护照", "我朋友住在杭州",
+                                           "我和老公住在杭州", **FIRST)[:4]
+    home = Node.objects.get(team=principal.team, key="home")
+    forget(principal, home.pk, "hard")
+    assert hidden(said, again, elsewhere) == [HIDDEN_FOR_GOOD] * 3
+    assert hidden(trip, moved) == [None, None]  # a trip, and a friend's home
+
+
+def test_an_agents_note_is_found_said_again_by_its_title(principal, settings):
+    settings.MEMORY_CAPTURE_THREADS = False
+    said, = append(principal, "今天聊点别的", **SECOND)
+    again, = append(principal, "记住，我喜欢爬山", **FIRST)  # capture's note: the same title
+    from memory.services.proposals import Proposal, proposal_apply
+    node_id = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", explicit_user_intent=True, reason="r", **SECOND,
+        node={"scope": "user", "type": "preference", "title": "用户喜欢爬山", "source_message_ids": [said.pk]})).node_id
+    forget(principal, node_id, "hard")
+    assert hidden(again) == [HIDDEN_FOR_GOOD]
+
+
+def test_at_most_so_many_turns_are_read(principal, settings, monkeypatch):
+    settings.MEMORY_CAPTURE_THREADS = False
+    [said], _ = capture(principal, "记住，我对花生过敏", owner=SECOND)
+    older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
+    monkeypatch.setattr(forgotten_repeats, "REPEATS_READ_MAX", 1)
+    node = Node.objects.get(team=principal.team, key="allergy")
+    assert forgotten_repeats.repeated_in(principal, node) == [newer.pk]  # the newest first
+
+
+def test_at_most_so_many_characters_are_read_and_of_a_long_turn_its_start(principal, settings, monkeypatch):
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
+    node = Node.objects.get(team=principal.team, key="allergy")
+    monkeypatch.setattr(forgotten_repeats, "REPEATS_CHARS_MAX", len("我对花生过敏啊") + 3)
+    assert forgotten_repeats.repeated_in(principal, node) == [newer.pk]
+    monkeypatch.undo()
+    long_turn, = append(principal, "今天天气不错。" * 700 + "我对花生过敏", **FIRST)  # past what capture reads
+    assert forgotten_repeats.repeated_in(principal, node) == [older.pk, newer.pk]
