@@ -36,6 +36,7 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
 from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, quotes
+from memory.services.forgotten_repeats import cite_repeats
 from memory.services.forgotten_turns import recall_turns
 from memory.services.idempotency import idempotency_forget_answers
 from memory.services.node_input import note_text, value_hash
@@ -196,9 +197,11 @@ def memory_forget(
             idempotency_forget_answers(team=principal.team)
             for node in Node.objects.filter(team=principal.team, pk__in=ids):
                 words += node_words(node)  # the forget's own reason may quote them too
+        # The turns that say them again, read once for all of them (memory.services.forgotten_repeats).
+        repeats = cite_repeats(principal, list(Node.objects.filter(team=principal.team, pk__in=ids)))
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
-                        workspace_id=selector.owner.workspace_id)
+                        workspace_id=selector.owner.workspace_id, repeats=repeats.get(node_id, 0))
         if ids:
             audit_record(principal=principal, event_type="memory.forget",
                          reason=FORGOTTEN if words and quotes(reason, words) else reason,

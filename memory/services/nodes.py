@@ -389,7 +389,8 @@ def node_expire(*, principal: Principal, node_id: int, reason: str = "", workspa
 
 
 def node_delete(
-    *, principal: Principal, node_id: int, mode: str, reason: str = "", workspace_id: str = ""
+    *, principal: Principal, node_id: int, mode: str, reason: str = "", workspace_id: str = "",
+    repeats: int | None = None,
 ) -> None:
     """Forget a node (seed deleteNode).
 
@@ -402,8 +403,9 @@ def node_delete(
     allergy and the next conversation's block still quoted "…我对花生过敏"), and the summaries
     of those conversations lose the sentences and items that say it
     (memory.services.forgotten_turns.forget_turns). The user's other turns that state it again
-    go with them (linked as its sources first; memory.services.forgotten_repeats). The audit
-    event counts them (`hidden_messages`, `stripped_summaries`, `repeated_messages`).
+    go with them (linked as its sources first; memory.services.forgotten_repeats; `repeats`:
+    how many the caller already linked, None to look for them here). The audit event counts
+    them (`hidden_messages`, `stripped_summaries`, `repeated_messages`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -420,14 +422,16 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             words = node_words(node)
-            hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words)
+            hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words,
+                                                      repeats=repeats)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
                                   "stripped_summaries": summaries, "repeated_messages": repeats})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         words = node_words(node)
-        hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words, hard=True)
+        hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words, hard=True,
+                                                  repeats=repeats)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()

@@ -378,7 +378,7 @@ def _mark_forgotten_turns(principal: Principal, importer: "_Importer") -> int:
                                   status=NodeStatus.DELETED)
     # (Repeats are not looked for: their links, if the forget found any, came with the file.)
     return sum(forget_turns(principal=principal, node=node, now=node.updated_at, words=node_words(node),
-                            repeats=False)[0] for node in deleted)
+                            repeats=0)[0] for node in deleted)
 
 
 def _import(principal: Principal, request: ExportRequest, manifest: dict[str, Any], reader: _Reader, reason: str,

@@ -98,7 +98,7 @@ def test_at_most_so_many_turns_are_read(principal, settings, monkeypatch):
     older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
     monkeypatch.setattr(forgotten_repeats, "REPEATS_READ_MAX", 1)
     node = Node.objects.get(team=principal.team, key="allergy")
-    assert forgotten_repeats.repeated_in(principal, node) == [newer.pk]  # the newest first
+    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [newer.pk]}  # the newest first
 
 
 def test_at_most_so_many_characters_are_read_and_of_a_long_turn_its_start(principal, settings, monkeypatch):
@@ -107,7 +107,28 @@ def test_at_most_so_many_characters_are_read_and_of_a_long_turn_its_start(princi
     older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
     node = Node.objects.get(team=principal.team, key="allergy")
     monkeypatch.setattr(forgotten_repeats, "REPEATS_CHARS_MAX", len("我对花生过敏啊") + 3)
-    assert forgotten_repeats.repeated_in(principal, node) == [newer.pk]
+    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [newer.pk]}
     monkeypatch.undo()
     long_turn, = append(principal, "今天天气不错。" * 700 + "我对花生过敏", **FIRST)  # past what capture reads
-    assert forgotten_repeats.repeated_in(principal, node) == [older.pk, newer.pk]
+    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [older.pk, newer.pk]}
+
+
+def test_a_forget_of_several_memories_reads_each_turn_once(principal, settings, monkeypatch):
+    """A review's find: "forget everything of mine" over ~650 memories took 16–19 s instead of
+    2.4 s when each memory read its turns on its own."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    capture(principal, "记住，我住在杭州", owner=SECOND)
+    allergy_again, home_again, neither = append(principal, "我对花生过敏", "我住在杭州", "我喜欢杭州的花生糖", **FIRST)
+    read = []
+    extract = forgotten_repeats.RuleExtractor.extract
+    monkeypatch.setattr(forgotten_repeats.RuleExtractor, "extract",
+                        lambda self, context: read.append(context.messages[0].id) or extract(self, context))
+    result = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**SECOND), scope="user"),
+                           mode="hard", reason="forget everything of mine", confirm=True)
+    assert len(result.deleted_ids) == 2
+    assert len(read) == len(set(read)) == 5  # each turn holding a word of either once (the two sources too)
+    assert hidden(allergy_again, home_again, neither) == [HIDDEN_FOR_GOOD, HIDDEN_FOR_GOOD, None]
+    payloads = [event.payload["repeated_messages"] for event in AuditEvent.objects.filter(
+        event_type="memory.node.hard_deleted").order_by("pk")]
+    assert payloads == [1, 1]
