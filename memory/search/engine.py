@@ -38,9 +38,10 @@ BM25_K1 = 1.2
 CONCEPT_RERANK_MAX = 100  # the best keyword rows that concepts rerank (the head, as rerankers do; bounds the cost)
 # Concepts that find rows the words did not (concept_found): the credit of the finest class a
 # row shares with the question, by the length of its Cilin code (middle class Ah14, minor class
-# Ah14B, word group Ah14B01); classes K (function words) and L (courtesies) find nothing.
+# Ah14B, word group Ah14B01); classes C (time and space: 今天 and 明天 share Ca23), K (function
+# words) and L (courtesies) find nothing.
 CONCEPT_FIND_CREDIT = {4: 0.3, 5: 0.6, 7: 1.0}
-CONCEPT_FIND_SKIPPED = ("k", "l")
+CONCEPT_FIND_SKIPPED = ("c", "k", "l")
 CONCEPT_FIND_CANDIDATES = 200
 CONCEPT_PREFIX_LENGTH = len("zzc")
 # Conversation turns are short and their length says little about relevance: half the usual
@@ -135,21 +136,22 @@ def _reranked(keyword: list[float], rows: list[tuple], concepts: ConceptQuery) -
 
 
 def concept_found(source: Rows, concepts: ConceptQuery, *, within: Sequence[str] = (), exclude: set[int],
-                  limit: int, below: float) -> list[Scored]:
+                  below: float, stop: frozenset[str] = frozenset()) -> list[Scored]:
     """Rows that share no word with the question but name the same kind of thing (女儿 for 闺女,
-    老公 for 爱人; memory.search.concepts), best first, at most `limit`.
+    老公 for 爱人; memory.search.concepts), best first; the caller keeps the few it wants.
 
     Candidates are the newest CONCEPT_FIND_CANDIDATES rows in reach holding one of the
-    question's concept tokens of a middle class or finer (CONCEPT_FIND_CREDIT), function words
-    and courtesies (classes K and L) aside. A row scores the credit of the finest class it shares
-    with the question (word group 1, minor class 0.6, middle class 0.3), times that token's weight
-    in the question over the question's largest, times `below`, so that it ranks under every row
-    the words found; ties newest first. Rows in `exclude` (already found) are left out."""
+    question's concept tokens of a middle class or finer (CONCEPT_FIND_CREDIT), save time words,
+    function words and courtesies (classes C, K and L) and the tokens in `stop` (the words every
+    memory says). A row scores the credit of the finest class it shares with the question (word
+    group 1, minor class 0.6, middle class 0.3), times that token's weight in the question over
+    the question's largest, times `below`, so that it ranks under every row the words found;
+    ties newest first. Rows in `exclude` are left out."""
     credit = {token: CONCEPT_FIND_CREDIT[len(token) - CONCEPT_PREFIX_LENGTH] * weight
               for token, weight in concepts.weights.items()
               if len(token) - CONCEPT_PREFIX_LENGTH in CONCEPT_FIND_CREDIT
-              and token[CONCEPT_PREFIX_LENGTH] not in CONCEPT_FIND_SKIPPED}
-    if not credit or limit <= 0:
+              and token[CONCEPT_PREFIX_LENGTH] not in CONCEPT_FIND_SKIPPED and token not in stop}
+    if not credit:
         return []
     tokens = tuple(sorted(credit, key=lambda token: (-credit[token], token)))[:MATCH_TOKENS_MAX]
     rows = source.fetch(TokenQuery(tokens, within=tuple(dict.fromkeys(within))), CONCEPT_FIND_CANDIDATES)
@@ -166,7 +168,7 @@ def concept_found(source: Rows, concepts: ConceptQuery, *, within: Sequence[str]
             found.append(Scored(pk=row[0], score=round(below * best / heaviest, 6), matched=(),
                                 values=dict(zip(fields, row[2:], strict=True))))
     found.sort(key=lambda item: (-item.score, -item.pk))
-    return found[:limit]
+    return found
 
 
 def rank(

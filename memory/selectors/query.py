@@ -51,6 +51,7 @@ CONCEPT_SHARE = 3.0  # of the best keyword score, for a full concept match (docs
 # (memory.search.engine.concept_found; docs/retrieval.md, "Questions in other words").
 CONCEPT_FIND_BELOW = 1
 CONCEPT_FIND_MAX = 5
+EVERY_MEMORY_SAYS = "用户"
 CJK_UNIGRAM_SHARE = 0.4  # of a Chinese character's weight when it backs off a query bigram
 OMITTED_MAX = 50
 VALUE_FILTER_OPS = ("is_null", "exists", "missing", "not_null", "equals")
@@ -261,10 +262,13 @@ def _relevant(
     concepts = ConceptQuery(query_concepts(query.query_text), CONCEPT_FIELD, CONCEPT_SHARE)
     scored = rank(rows, tokens, weights=NODE_FIELD_WEIGHTS, within=within, expansions=expansions,
                   token_weights=token_weights, concepts=concepts)
+    by_concept: set[int] = set()
     if len(scored) < CONCEPT_FIND_BELOW and concepts.weights:
         # A question in other words (我闺女几岁了 for 用户的女儿今年六岁): the same kind of thing.
-        scored += concept_found(rows, concepts, within=within, exclude={item.pk for item in scored},
-                                limit=CONCEPT_FIND_MAX, below=min((item.score for item in scored), default=1.0) / 2)
+        found = concept_found(rows, concepts, within=within, exclude=exclude | {item.pk for item in scored},
+                              below=min((item.score for item in scored), default=1.0) / 2, stop=_every_memory_says())
+        by_concept = {item.pk for item in found}
+        scored += found
     model = embedder()
     if model is not None:
         filtered = nodes()
@@ -281,6 +285,9 @@ def _relevant(
         if item.pk in exclude:
             continue
         reason = _reason(item.values, query, now)
+        if item.pk in by_concept:  # no word of the question found it: never reported as omitted
+            if reason is not None or len(by_concept.intersection(chosen)) >= CONCEPT_FIND_MAX:
+                continue
         if reason is None and len(chosen) >= query.limit:
             reason = "over_limit"
         if reason is None:
@@ -291,6 +298,12 @@ def _relevant(
         if len(chosen) >= query.limit and len(omitted) >= OMITTED_MAX:
             break
     return chosen, omitted, matched
+
+
+def _every_memory_says() -> frozenset[str]:
+    """The concept tokens of the word every memory's title says (用户…, capture's and the seed's
+    notes): 客户 shares its word group Di05C02, and found five unrelated memories."""
+    return frozenset(query_concepts(EVERY_MEMORY_SAYS))
 
 
 def _by_score_then_seed_order(scored: list[Scored], now) -> list[Scored]:

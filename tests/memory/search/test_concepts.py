@@ -177,7 +177,7 @@ def test_when_the_words_find_nothing_the_same_kind_of_thing_is_found(principal):
         assert search(principal, "我闺女几岁了？") == []
 
 
-def test_found_by_concepts_the_finest_shared_class_ranks_first_and_each_keeps_its_reason(principal):
+def test_found_by_concepts_the_finest_shared_class_ranks_first_and_no_old_version_comes_back(principal):
     child = make_node(principal, title="孩子上小学")  # Ah14C01: the middle class of 闺女's Ah14B01
     daughter = make_node(principal, title="女儿学钢琴")  # the word group itself
     old = make_node(principal, title="女儿以前学画画")
@@ -185,8 +185,9 @@ def test_found_by_concepts_the_finest_shared_class_ranks_first_and_each_keeps_it
     found = memory_query(principal=principal, query=MemoryQuery(owner=Owner(workspace_id="w1", user_id="u1"),
                                                                 query_text="闺女"))
     assert [node.pk for node in found.relevant] == [daughter.pk, child.pk]
-    assert [(item.node_id, item.reason) for item in found.omitted] == [(old.pk, "superseded")]
+    assert found.omitted == []  # found by no word of the question: an old version is not reported
     assert found.matched == {daughter.pk: (), child.pk: ()}
+    assert old.pk not in {node.pk for node in found.relevant}
 
 
 def test_function_words_find_nothing_by_their_class(principal):
@@ -291,3 +292,28 @@ def test_an_edit_made_while_reindexing_keeps_its_own_tokens(team, agent_key, mon
     results = run_parallel([lambda: reindex.nodes_reindex(team=team), edit], team=team)
     assert not any(isinstance(result, Exception) for result in results), results
     assert search(principal, "紫罗兰") == ["用户喜欢紫罗兰"]
+
+
+def test_what_every_memory_says_and_time_words_find_nothing(principal):
+    """A review's finds: 客户 shares 用户's word group, so 帮我给客户写一封道歉邮件 brought five
+    unrelated memories; 明天 shares a class with 今天."""
+    for title in ("用户的女儿今年六岁", "用户对花生过敏", "用户养了一只猫叫咪咪", "用户今天心情不好", "用户明年打算考研"):
+        make_node(principal, title=title)
+    assert search(principal, "帮我给客户写一封道歉邮件") == []
+    assert search(principal, "后天有什么安排") == []
+
+
+def test_five_at_most_after_what_may_not_be_returned_is_left_out(principal):
+    """A review's find: the five were cut before expired and excluded memories were dropped, so
+    five newer expired ones hid the one that answers."""
+    answer = make_node(principal, title="用户的女儿今年六岁")
+    expired = [make_node(principal, title=f"女儿第{index}次发烧住院") for index in range(5)]
+    Node.objects.filter(pk__in=[node.pk for node in expired]).update(status="expired")
+    excluded = [make_node(principal, title=f"用户的女儿喜欢画画{index}").pk for index in range(5)]
+    found = memory_query(principal=principal, query=MemoryQuery(
+        owner=Owner(workspace_id="w1", user_id="u1"), query_text="我闺女几岁了", exclude_ids=frozenset(excluded)))
+    assert [node.pk for node in found.relevant] == [answer.pk]
+    more = [make_node(principal, title=f"女儿的第{index}个爱好").pk for index in range(6)]
+    found = memory_query(principal=principal, query=MemoryQuery(owner=Owner(workspace_id="w1", user_id="u1"),
+                                                                query_text="我闺女几岁了"))
+    assert [node.pk for node in found.relevant] == more[::-1][:5]  # five at most; the newest of equals first
