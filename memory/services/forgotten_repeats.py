@@ -10,16 +10,20 @@ hard-forgotten peanut allergy came back twice, as session memories of two conver
 conversations that hold one of its words (the keyword index; newest first, within
 REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters) are read one by one by the rule
 extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline),
-and a turn counts when it yields the same memory — the same domain, key and value in the
-schema's words (memory.services.schema), or for a keyless note (an agent's) the same title. A
-word alone is not enough: 提醒我周五去上海前带护照 says 上海 but states no home. The forget links
-them to the memory as sources ("said again", as capture cites repeats), so they are hidden with
-its own turns, and a restore recalls them too (memory.services.forgotten_turns). What says it
-in other words is not found.
+and a turn counts when it yields the same memory — the same domain and key and every word of
+its value in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says peanuts),
+or for a keyless note (an agent's) the same title. Only the user's own conversations that the
+forgetting key may read are searched. A word alone is not enough: 提醒我周五去上海前带护照 says 上海
+but states no home. The forget links them to the memory as sources ("said again", as capture
+cites repeats), so they are hidden with its own turns, and a restore recalls them too
+(memory.services.forgotten_turns); the links stay after a restore. What says it in other words,
+or in a way the extractor does not read (我家在杭州), is not found; what the extractor misreads as
+the user's own (a story that quotes 我住在杭州) is hidden too.
 """
 
 from typing import Any
 
+from django.db.models import Q
 from django.db.models.functions import Substr
 
 from accounts.principal import Principal
@@ -52,42 +56,62 @@ def _words(node: Node) -> list[str]:
     return query_tokens(" ".join(strings) or node.title)[:_WORDS_MAX]
 
 
-def _signature(domain: str, key: str, value: Any, title: str) -> tuple:
-    """What makes two memories the same one here: domain, key and value for a keyed memory, the
-    title for a keyless note (an agent's)."""
-    return ("keyed", domain, key, canonical(value)) if key else ("note", title.strip())
+def _value_words(value: Any) -> frozenset[str]:
+    """A value as words: the search tokens of its strings (peanuts → peanut; 杭州市 → 杭州, 州市),
+    anything else as JSON, so that a value said a little differently still counts."""
+    if isinstance(value, str):
+        return frozenset(query_tokens(value))
+    if isinstance(value, dict):
+        return frozenset(f"{field}:{word}" for field, item in value.items() for word in _value_words(item))
+    if isinstance(value, list):
+        return frozenset(word for item in value for word in _value_words(item))
+    return frozenset({canonical(value)})
 
 
-def _proposed(principal: Principal, proposed: dict) -> set[tuple]:
-    """The _signatures a proposal's node (a create body, memory.capture.rules) matches: its key
-    and value in the schema's words (memory.services.schema), and its title, which a keyless
-    note of the same words has (an agent's "用户对花生过敏" for capture's keyed allergy)."""
+def _says(proposed: tuple, node: Node, wanted: frozenset[str]) -> bool:
+    """Whether a proposal (_proposed: domain, key, value words, title) says `node` (`wanted`: the
+    words of its value): a keyed memory by its domain and key and every word of its value (a
+    repeat may say more: 杭州市 for 杭州, "a peanut allergy" for peanuts), a keyless note (an
+    agent's) by its title."""
+    domain, key, words, title = proposed
+    if not node.key:
+        return bool(node.title.strip()) and title.strip() == node.title.strip()
+    return (domain, key) == (node.domain, node.key) and bool(wanted) and wanted <= words
+
+
+def _proposed(principal: Principal, proposed: dict) -> tuple:
+    """A proposal's node (a create body, memory.capture.rules) as _says reads it: its key and
+    value in the schema's words (memory.services.schema)."""
     key, value = proposed.get("key", ""), proposed.get("value_json")
-    title = proposed.get("title", "")
-    if not key:
-        return {_signature("", "", None, title)}
-    key, value = schema_terms(team=principal.team, domain=proposed.get("domain", ""), key=key, value=value,
-                              has_value=True)
-    return {_signature(proposed.get("domain", ""), key, value, title), _signature("", "", None, title)}
+    if key:
+        key, value = schema_terms(team=principal.team, domain=proposed.get("domain", ""), key=key, value=value,
+                                  has_value=True)
+    return proposed.get("domain", ""), key, _value_words(value), proposed.get("title", "")
 
 
 def _sessions_of(principal: Principal, nodes: list[Node]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
-    """Per node, the conversations whose turns may say it (those it was taken from, its own, and
-    every conversation of its user for a user memory) and the turns it was taken from. Two
-    statements."""
-    sessions: dict[int, set[int]] = {node.pk: {node.session_id} - {None} for node in nodes}
+    """Per node, the conversations whose turns may say it, among those the principal may read:
+    its own and those it was taken from, and every conversation of its user for a user memory,
+    but never another user's (a node's user, when it has one, must own the conversation); and
+    the turns it was taken from. Two statements."""
     sources: dict[int, set[int]] = {node.pk: set() for node in nodes}
+    named: dict[int, set[int]] = {node.pk: {node.session_id} - {None} for node in nodes}
     for node_id, message_id, session_id in NodeSource.objects.filter(node__in=nodes).values_list(
             "node_id", "message_id", "message__session_id"):
-        sessions[node_id].add(session_id)
+        named[node_id].add(session_id)
         sources[node_id].add(message_id)
     users = {node.user_id for node in nodes if node.scope == Scope.USER and node.user_id}
-    of_user: dict[str, set[int]] = {}
-    for pk, user_id in Session.objects.filter(team=principal.team, user_id__in=users).values_list("pk", "user_id"):
-        of_user.setdefault(user_id, set()).add(pk)
+    readable = Session.objects.filter(team=principal.team).filter(
+        Q(pk__in=set().union(*named.values())) | Q(user_id__in=users))
+    if principal.workspace_ids is not None:
+        readable = readable.filter(workspace_id__in=sorted(principal.workspace_ids))
+    owner = dict(readable.values_list("pk", "user_id"))
+    sessions = {}
     for node in nodes:
+        mine = {pk for pk, user_id in owner.items() if user_id == node.user_id} if node.user_id else set()
+        sessions[node.pk] = {pk for pk in named[node.pk] if pk in owner and (not node.user_id or pk in mine)}
         if node.scope == Scope.USER and node.user_id:
-            sessions[node.pk] |= of_user.get(node.user_id, set())
+            sessions[node.pk] |= mine
     return sessions, sources
 
 
@@ -100,10 +124,7 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> dict[int, list[int]]
     if not words:
         return {}
     sessions, sources = _sessions_of(principal, nodes)
-    wanted: dict[tuple, list[Node]] = {}
-    for node in nodes:
-        if node.key or node.title.strip():
-            wanted.setdefault(_signature(node.domain, node.key, node.value_json, node.title), []).append(node)
+    values = {node.pk: _value_words(node.value_json) for node in nodes}
     turns = (Message.objects.filter(team=principal.team, role=MessageRole.USER,
                                     session_id__in=set().union(*sessions.values()),
                                     search_tokens__matches=TokenQuery(tuple(words)))
@@ -120,12 +141,12 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> dict[int, list[int]]
                            speaker=str((metadata or {}).get("speaker", "")))
         context = ExtractionContext(messages=(view,), existing=(), workspace_id="", user_id="", session_id="",
                                     now=created_at)
-        said = set().union(*(_proposed(principal, operation["node"]) for operation in extractor.extract(context).operations
-                             if operation["operation"] == "create"))
-        for signature in said:
-            for node in wanted.get(signature, ()):
-                if session_id in sessions[node.pk] and pk not in sources[node.pk]:
-                    found.setdefault(node.pk, []).append(pk)
+        said = [_proposed(principal, operation["node"]) for operation in extractor.extract(context).operations
+                if operation["operation"] == "create"]
+        for node in nodes if said else ():
+            if (session_id in sessions[node.pk] and pk not in sources[node.pk]
+                    and any(_says(proposed, node, values[node.pk]) for proposed in said)):
+                found.setdefault(node.pk, []).append(pk)
     return {node_id: sorted(set(turn_ids)) for node_id, turn_ids in found.items()}
 
 

@@ -132,3 +132,38 @@ def test_a_forget_of_several_memories_reads_each_turn_once(principal, settings, 
     payloads = [event.payload["repeated_messages"] for event in AuditEvent.objects.filter(
         event_type="memory.node.hard_deleted").order_by("pk")]
     assert payloads == [1, 1]
+
+
+def test_a_repeat_may_say_the_value_with_more_words(principal, settings):
+    """A review's finds: "a peanut allergy" and 杭州市 were not peanuts and 杭州, and the next
+    capture run learned the forgotten memory back from them."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    passing, = append(principal, "I have a peanut allergy, so no satay please", **FIRST)
+    capture(principal, "Remember that I'm allergic to peanuts", owner=SECOND)
+    allergy = Node.objects.get(team=principal.team, key="allergy")
+    home_said, = append(principal, "我住在杭州市，离西湖不远", **FIRST)
+    capture(principal, "记住，我住在杭州", owner=SECOND)
+    home = Node.objects.get(team=principal.team, key="home")
+    for node in (allergy, home):
+        forget(principal, node.pk, "hard")
+    assert hidden(passing, home_said) == [HIDDEN_FOR_GOOD, HIDDEN_FOR_GOOD]
+    call_command("capture_run", stdout=io.StringIO())
+    assert not Node.objects.filter(team=principal.team, key__in=["allergy", "home"], status=NodeStatus.ACTIVE).exists()
+
+
+def test_only_the_users_own_conversations_the_key_may_read_are_searched(principal, settings):
+    """A review's finds: a key limited to one workspace hid the user's turn in another, and a
+    memory citing a turn of another user's conversation hid that user's other turn."""
+    from dataclasses import replace
+
+    from memory.services.nodes import node_delete
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    elsewhere, = append(principal, "我对花生过敏，很严重", workspace_id="w2", user_id="u1", session_id="w2-chat")
+    theirs, their_again = append(principal, "你好", "我对花生过敏，真的", workspace_id="w1", user_id="u2",
+                                 session_id="theirs")
+    node = Node.objects.get(team=principal.team, key="allergy")
+    NodeSource.objects.create(node=node, message=theirs, position=5)  # a source in another user's conversation
+    limited = replace(principal, workspace_ids=frozenset({"w1"}))
+    node_delete(principal=limited, node_id=node.pk, mode="soft", reason="the user asked", workspace_id="w1")
+    assert hidden(elsewhere, their_again) == [None, None]
