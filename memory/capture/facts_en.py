@@ -105,15 +105,19 @@ def fact_builder(kind: str, group: str = "item"):
 # game. I'm a doctor at Mercy."), a question or a job left later in the sentence ("Should I work as
 # a barista at Starbucks, or keep looking?", "…but I quit last week").
 _GAME = re.compile(r"\b(?:play(?:ing)? a game|let's play|pretend|role-?play(?:ing)?|you(?:'re| are) my patient|halloween"
-                   r"|costume|dress(?:ed|ing)? up)\b", re.IGNORECASE)
-_LEFT = re.compile(r"\?|\b(?:quit|resigned|retired|left|laid off|fired|used to)\b", re.IGNORECASE)
+                   r"|costume|dress(?:ed|ing)? up|in my (?:story|novel|book|dream|game))\b", re.IGNORECASE)
+# ...or a job to come, or gone ("…, or at least I will be next month", "…, well, I was until June").
+_LEFT = re.compile(r"\?|\b(?:quit|resigned|retired|left|laid off|fired|used to|will be|going to be|until|was"
+                   r"|next (?:week|month|year))\b", re.IGNORECASE)
+# "a nurse at heart", "a chef at home", "a teacher at best": no job.
+_NO_JOB_AT = re.compile(r"\s*at (?:heart|home|best|most|least|times)\b", re.IGNORECASE)
 
 
 def _job_not_now(match: re.Match[str], message: str) -> bool:
     """Whether a job said in `match` is no job the user has now: _GAME, _LEFT."""
     at = message.find(match.string)
     rest = message[at + match.end():] if at >= 0 else match.string[match.end():]
-    return bool(_GAME.search(message) or _LEFT.search(re.split(r"[.!;\n]", rest)[0]))
+    return bool(_GAME.search(message) or _LEFT.search(re.split(r"[.!;\n]", rest)[0]) or _NO_JOB_AT.match(rest))
 
 
 def job_at(match: re.Match[str], message: str) -> list[Finding]:

@@ -23,13 +23,17 @@ MOVED_WHEN = r"(?:上个月|上周|去年|前年|今年|年初|最近|前几天|
 PLACE_CHARS = rf"[{HAN}A-Za-z0-9·]"
 _NOT_HOMES = set("新家 新房 新房子 新地方 这边 那边 老家 城里 乡下 郊区 外地 国外 "
                  "楼上 楼下 隔壁 对面 对门 酒店 宾馆 旅馆 民宿 医院 这里 那里 这儿 那儿 附近 家里 外面 宿舍 一起 一块 "
-                 "一块儿 同城 婆家 娘家 公婆家 朋友家 亲戚家 别人家".split())
+                 "一块儿 同城 婆家 娘家 公婆家 朋友家 亲戚家 别人家 房子 老房子 出租屋 单位宿舍".split())
 # Words that open no place of its own (住在同一个小区, 住在一栋楼, 在这家公司上班, 住在两个城市).
 _NOT_PLACE_START = ("同一", "同个", "同栋", "同楼", "同小区", "一个", "一家", "一所", "一间", "一栋", "一处", "一条", "一套",
                     "两个", "两地", "这个", "那个", "这家", "那家", "某")
 # Characters no place name holds, which show the words ran on past it (杭州挺好, 上海的时候很不习惯,
 # 上海后就胖, 北京的一家公司).
-_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错")
+_NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错"
+                           r"|一段|一阵|几天|住[一两几上]")  # 搬到杭州住一段时间: a stay, not a home
+# A stay, not a home, said around it (这次出差我和同事住在杭州, 我和朋友住在三亚，玩得很开心).
+_STAY = re.compile(r"出差|旅游|旅行|度假|这次|假期|放假|国庆|春节|过年|五一|十一|玩得|玩了|[一两几三四五六七八九十]天"
+                   r"|[一两几]晚|今晚|这周|住[一两几上]")
 # A verb after the place a move went to (我搬到上海工作了 → 上海).
 _AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
 _NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
@@ -61,6 +65,13 @@ def said_as_fact(match: re.Match[str], message: str) -> bool:
     return not (_NOT_SO.search(before) or _JOKING.search(after))
 
 
+def _no_home(item: str, match: re.Match[str], message: str, group: str) -> bool:
+    """Whether the place a home rule read is none (住在酒店; 住在外婆家: someone's home) or a stay
+    (_STAY, around it or in it)."""
+    return (item in _NOT_HOMES or item.endswith("家") or _STAY.search(match[group])
+            or any(_STAY.search(part) for part in around(match, message)))
+
+
 def fact_builder(kind: str, group: str = "item"):
     """A plain fact about the user (我住在上海, 我家的狗叫旺财; 我住在北京三年了 → 北京); not a
     question (我住在杭州吗), a supposition or hearsay (如果我搬到北京, 我妈说我搬到北京了), nor a place
@@ -75,7 +86,7 @@ def fact_builder(kind: str, group: str = "item"):
         if kind in ("lives", "works") and (not said_as_fact(match, message) or item.endswith(_NEAR)
                                            or _NOT_IN_PLACE.search(item)):
             return []
-        if item.startswith(_NOT_PLACE_START) or (kind == "lives" and item in _NOT_HOMES) or (
+        if item.startswith(_NOT_PLACE_START) or (kind == "lives" and _no_home(item, match, message, group)) or (
                 kind == "works" and (item in _NOT_WORKPLACES or item.startswith("家"))):
             return []
         what = match.groupdict().get("what") or ""
@@ -130,8 +141,9 @@ def own_name(match: re.Match[str], message: str) -> list[Finding]:
 
 # What, in the words between 在 and 做/当, shows that the sentence tells no job the user has: a
 # negation, a wish or a plan (我在腾讯不做程序员了, 我在腾讯想当程序员), a game, a dream or a story
-# (我在游戏里当医生), a choice (还是, 或), the family served (我在家给孩子当老师).
-_NOT_A_JOB_PLACE = re.compile(rf"[不没想要或梦]|里$|还是|还想|还要|游戏|剧本|小说|电视剧|故事"
+# (我在游戏里当医生), an occasion (我在婚礼上当主持人), a choice (还是, 或), the family served
+# (我在家给孩子当老师).
+_NOT_A_JOB_PLACE = re.compile(rf"[不没想要或梦]|里$|上$|还是|还想|还要|游戏|剧本|小说|电视剧|故事"
                               rf"|(?:给|帮|替)(?:我的?)?(?:{COMPANIONS}|家人|娃)")
 # ...and what shows they are no place, though the job holds: someone served (给老板, 帮老板), two
 # places (北京和上海), a stint or a manner (实习, 兼职, 一直, 暂时), the work itself (银行工作).

@@ -166,6 +166,11 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     ("我和老公要是住在上海", "杭州"), ("我和闺蜜住在同城", "杭州"), ("我和闺蜜住在一栋楼", "杭州"),
     ("我和闺蜜住在对门", "杭州"), ("我和他住在一条街上", "杭州"), ("我和老公住在婆家", "杭州"),
     ("我和老公住在两个城市", "杭州"),
+    # A second review's: a trip or a stay, someone's home, a house that is no place.
+    ("我和同事住在上海，出差三天", "杭州"), ("这次出差我和同事住在上海", "杭州"), ("我和朋友住在三亚，玩得很开心", "杭州"),
+    ("国庆我和家人住在三亚", "杭州"), ("我和朋友住在如家", "杭州"), ("我和孩子住在外婆家", "杭州"),
+    ("我和爸妈住在老房子", "杭州"), ("我搬到上海住一段时间", "杭州"), ("我和老公搬到上海住几天", "杭州"),
+    ("我希望你记住我住在上海", "上海"),
 ])
 def test_what_a_sentence_says_of_the_home(principal, text, home):
     capture(principal, "记住，我住在杭州")
@@ -227,6 +232,12 @@ def facts(key: str) -> list:
     ("I'm a nurse at Kaiser but I quit last week", [], []),
     ("Hi, I'm Anna and I'm a nurse at Kaiser", [{"works": "Kaiser"}], [{"job": "nurse"}]),
     ("I'm working as a nurse at Kaiser", [{"works": "Kaiser"}], [{"job": "nurse"}]),
+    # A second review's: an occasion, a job to come or gone, a story, a figure of speech.
+    ("记住，我在婚礼上当主持人", [], []), ("记住，我在公司年会上当主持人", [], []),
+    ("I'm a nurse at Kaiser, or at least I will be next month", [], []),
+    ("I'm a teacher at Lincoln High, well, I was until June", [], []),
+    ("I work as a barista at Starbucks in my story", [], []), ("I'm a chef at home, not professionally", [], []),
+    ("I'm a nurse at heart", [], []),
 ])
 def test_a_job_said_with_where_it_is_done_gives_both(principal, text, workplace, job):
     capture(principal, text)
