@@ -10,9 +10,10 @@ hard-forgotten peanut allergy came back twice, as session memories of two conver
 conversations that hold one of its words (the keyword index; newest first, within
 REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters) are read one by one by the rule
 extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline),
-and a turn counts when it yields the same memory — the same domain and key and every word of
-its value in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says peanuts),
-or for a keyless note (an agent's) the same title. Only the user's own conversations that the
+and a turn counts when it yields the same memory — the same domain and key and every string of
+its value alike in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
+peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
+title. Only the user's own conversations that the
 forgetting key may read are searched. A word alone is not enough: 提醒我周五去上海前带护照 says 上海
 but states no home. The forget links them to the memory as sources ("said again", as capture
 cites repeats), so they are hidden with its own turns, and a restore recalls them too
@@ -21,6 +22,7 @@ or in a way the extractor does not read (我家在杭州), is not found; what th
 the user's own (a story that quotes 我住在杭州) is hidden too.
 """
 
+import re
 from typing import Any
 
 from django.db.models import Q
@@ -56,11 +58,15 @@ def _words(node: Node) -> list[str]:
     return query_tokens(" ".join(strings) or node.title)[:_WORDS_MAX]
 
 
+_ADMINISTRATIVE = re.compile(r"(?<=[\u4e00-\u9fff])[市省]$")  # 杭州市 is 杭州; 杭州湾 is not
+
+
 def _value_words(value: Any) -> frozenset[str]:
-    """A value as words: the search tokens of its strings (peanuts → peanut; 杭州市 → 杭州, 州市),
-    anything else as JSON, so that a value said a little differently still counts."""
+    """A value as the set _says compares: each string as its search tokens joined (peanuts and
+    peanut alike; 杭州市 as 杭州, but 杭州湾 and 花生酱 stay themselves), an object's as
+    field:string, a list's items, anything else as JSON."""
     if isinstance(value, str):
-        return frozenset(query_tokens(value))
+        return frozenset({" ".join(query_tokens(_ADMINISTRATIVE.sub("", value.strip())))} - {""})
     if isinstance(value, dict):
         return frozenset(f"{field}:{word}" for field, item in value.items() for word in _value_words(item))
     if isinstance(value, list):
@@ -70,9 +76,9 @@ def _value_words(value: Any) -> frozenset[str]:
 
 def _says(proposed: tuple, node: Node, wanted: frozenset[str]) -> bool:
     """Whether a proposal (_proposed: domain, key, value words, title) says `node` (`wanted`: the
-    words of its value): a keyed memory by its domain and key and every word of its value (a
-    repeat may say more: 杭州市 for 杭州, "a peanut allergy" for peanuts), a keyless note (an
-    agent's) by its title."""
+    words of its value): a keyed memory by its domain and key and every string of its value (a
+    string said alike: 杭州市 for 杭州, peanut for peanuts; an object's fields all said, maybe
+    with more), a keyless note (an agent's) by its title."""
     domain, key, words, title = proposed
     if not node.key:
         return bool(node.title.strip()) and title.strip() == node.title.strip()

@@ -167,3 +167,15 @@ def test_only_the_users_own_conversations_the_key_may_read_are_searched(principa
     limited = replace(principal, workspace_ids=frozenset({"w1"}))
     node_delete(principal=limited, node_id=node.pk, mode="soft", reason="the user asked", workspace_id="w1")
     assert hidden(elsewhere, their_again) == [None, None]
+
+
+def test_a_value_that_holds_the_memorys_words_but_says_more_is_another_memory(principal, settings):
+    """杭州湾 is not 杭州, nor 花生酱 花生: those turns stay recalled."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    bay, butter, no, question, daughter = append(
+        principal, "我住在杭州湾", "我对花生酱过敏", "我不对花生过敏了", "我对花生过敏吗", "我女儿对花生过敏", **FIRST)
+    capture(principal, "记住，我住在杭州", owner=SECOND)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    for key in ("home", "allergy"):
+        forget(principal, Node.objects.get(team=principal.team, key=key).pk, "hard")
+    assert hidden(bay, butter, no, question, daughter) == [None] * 5
