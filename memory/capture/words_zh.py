@@ -107,7 +107,9 @@ OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{OTHER_PEOPLE})(?!毛)")
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
 LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
-ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$")  # 谁不爱吃辣呢, 我和老公都不吃香菜吗: questions, not tastes
+# 谁不爱吃辣呢, 我和老公都不吃香菜吗, 我是不是对花生过敏啊: questions, not tastes; 我以为我对花生过敏,
+# 我怀疑我对花生过敏: a belief or a suspicion, no fact.
+ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$|是不是|以为|怀疑|不确定")
 # 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
 JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
 SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT)

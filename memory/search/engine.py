@@ -37,10 +37,11 @@ MATCH_TOKENS_MAX = 128  # tokens of a query that find candidates in the index (t
 BM25_K1 = 1.2
 CONCEPT_RERANK_MAX = 100  # the best keyword rows that concepts rerank (the head, as rerankers do; bounds the cost)
 # Concepts that find rows the words did not (concept_found): the credit of the finest class a
-# row shares with the question, by the length of its Cilin code (middle class Ah14, minor class
-# Ah14B, word group Ah14B01); classes C (time and space: 今天 and 明天 share Ca23), K (function
-# words) and L (courtesies) find nothing.
-CONCEPT_FIND_CREDIT = {4: 0.3, 5: 0.6, 7: 1.0}
+# row shares with the question, by the length of its Cilin code (minor class Ah14B, word group
+# Ah14B01; not the middle class Ah14, which holds sons and daughters alike: 我儿子几岁了 found the
+# daughter's age); classes C (time and space: 今天 and 明天 share Ca23), K (function words) and L
+# (courtesies) find nothing.
+CONCEPT_FIND_CREDIT = {5: 0.6, 7: 1.0}
 CONCEPT_FIND_SKIPPED = ("c", "k", "l")
 CONCEPT_FIND_CANDIDATES = 200
 CONCEPT_PREFIX_LENGTH = len("zzc")
@@ -141,10 +142,10 @@ def concept_found(source: Rows, concepts: ConceptQuery, *, within: Sequence[str]
     老公 for 爱人; memory.search.concepts), best first; the caller keeps the few it wants.
 
     Candidates are the newest CONCEPT_FIND_CANDIDATES rows in reach holding one of the
-    question's concept tokens of a middle class or finer (CONCEPT_FIND_CREDIT), save time words,
+    question's concept tokens of a minor class or finer (CONCEPT_FIND_CREDIT), save time words,
     function words and courtesies (classes C, K and L) and the tokens in `stop` (the words every
     memory says). A row scores the credit of the finest class it shares with the question (word
-    group 1, minor class 0.6, middle class 0.3), times that token's weight in the question over
+    group 1, minor class 0.6), times that token's weight in the question over
     the question's largest, times `below`, so that it ranks under every row the words found;
     ties newest first. Rows in `exclude` are left out."""
     credit = {token: CONCEPT_FIND_CREDIT[len(token) - CONCEPT_PREFIX_LENGTH] * weight

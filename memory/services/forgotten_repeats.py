@@ -13,7 +13,9 @@ extractor (memory.capture.rules, also where an LLM extracts: it is deterministic
 and a turn counts when it yields the same memory — the same domain and key and every string of
 its value alike in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
 peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
-title. Only the user's own conversations that the
+title, and nothing else the extractor reads: a turn that also says another memory stays
+recalled (hidden, an uncaptured fact in it would be lost; the forgotten one may then be learned
+back from it). Only the user's own conversations that the
 forgetting key may read are searched. A word alone is not enough: 提醒我周五去上海前带护照 says 上海
 but states no home. The forget links them to the memory as sources ("said again", as capture
 cites repeats), so they are hidden with its own turns, and a restore recalls them too
@@ -76,13 +78,13 @@ def _value_words(value: Any) -> frozenset[str]:
 
 def _says(proposed: tuple, node: Node, wanted: frozenset[str]) -> bool:
     """Whether a proposal (_proposed: domain, key, value words, title) says `node` (`wanted`: the
-    words of its value): a keyed memory by its domain and key and every string of its value (a
-    string said alike: 杭州市 for 杭州, peanut for peanuts; an object's fields all said, maybe
-    with more), a keyless note (an agent's) by its title."""
+    words of its value): a keyed memory by its domain and key and its value said alike (杭州市 for
+    杭州, peanut for peanuts; an object's fields all and no more), a keyless note (an agent's) by
+    its title."""
     domain, key, words, title = proposed
     if not node.key:
         return bool(node.title.strip()) and title.strip() == node.title.strip()
-    return (domain, key) == (node.domain, node.key) and bool(wanted) and wanted <= words
+    return (domain, key) == (node.domain, node.key) and bool(wanted) and wanted == words
 
 
 def _proposed(principal: Principal, proposed: dict) -> tuple:
@@ -149,9 +151,11 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> dict[int, list[int]]
                                     now=created_at)
         said = [_proposed(principal, operation["node"]) for operation in extractor.extract(context).operations
                 if operation["operation"] == "create"]
-        for node in nodes if said else ():
+        # A turn that says something else too stays (我对花生和虾过敏: hidden for good, the shrimp
+        # allergy, never captured, was lost with it).
+        for node in nodes if len(said) == 1 else ():
             if (session_id in sessions[node.pk] and pk not in sources[node.pk]
-                    and any(_says(proposed, node, values[node.pk]) for proposed in said)):
+                    and _says(said[0], node, values[node.pk])):
                 found.setdefault(node.pk, []).append(pk)
     return {node_id: sorted(set(turn_ids)) for node_id, turn_ids in found.items()}
 

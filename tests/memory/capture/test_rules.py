@@ -447,6 +447,8 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     ("我戒不了吃辣", ["用户偏好吃辣"]),
     ("我百无禁忌爱吃辣", ["用户偏好吃辣"]),
     ("谁不爱吃辣呢", []),
+    # (a fourth review's: a question, a belief, a suspicion)
+    ("我是不是对花生过敏啊", []), ("我以为我对花生过敏，其实不是", []), ("我怀疑我对花生过敏", []),
     ("帮我叫个外卖", []),
     ("太晚了，我叫个车", []),
     ("我叫儿子起床", []),

@@ -169,7 +169,7 @@ def test_when_the_words_find_nothing_the_same_kind_of_thing_is_found(principal):
     make_node(principal, title="用户喜欢打羽毛球")
     make_node(principal, title="用户的女儿今年六岁", user_id="u2")  # another user's: never found
     assert search(principal, "我闺女几岁了？") == ["用户的女儿今年六岁"]  # word group Ah14B01
-    assert search(principal, "我孩子多大了") == ["用户的女儿今年六岁"]  # middle class Ah14 (孩子 Ah14C01)
+    assert search(principal, "我儿子几岁了") == []  # Ah14A01: only the middle class Ah14 is the daughter's
     assert search(principal, "我爱人在哪工作") == ["用户的老公在腾讯上班"]  # word group Ah08A01
     # The words found something: concepts only rerank it (丈夫 and 女儿 share the class Ab01).
     assert search(principal, "我丈夫在哪上班？") == ["用户的老公在腾讯上班"]
@@ -178,9 +178,9 @@ def test_when_the_words_find_nothing_the_same_kind_of_thing_is_found(principal):
 
 
 def test_found_by_concepts_the_finest_shared_class_ranks_first_and_no_old_version_comes_back(principal):
-    child = make_node(principal, title="孩子上小学")  # Ah14C01: the middle class of 闺女's Ah14B01
-    daughter = make_node(principal, title="女儿学钢琴")  # the word group itself
+    daughter = make_node(principal, title="女儿学钢琴")  # 闺女's word group Ah14B01 itself
     old = make_node(principal, title="女儿以前学画画")
+    child = make_node(principal, title="小女今年上小学")  # Ah14B03: only the minor class Ah14B; the newest
     Node.objects.filter(pk=old.pk).update(status="superseded")
     found = memory_query(principal=principal, query=MemoryQuery(owner=Owner(workspace_id="w1", user_id="u1"),
                                                                 query_text="闺女"))

@@ -179,3 +179,15 @@ def test_a_value_that_holds_the_memorys_words_but_says_more_is_another_memory(pr
     for key in ("home", "allergy"):
         forget(principal, Node.objects.get(team=principal.team, key=key).pk, "hard")
     assert hidden(bay, butter, no, question, daughter) == [None] * 5
+
+
+def test_a_turn_that_says_something_else_too_stays(principal, settings):
+    """A third review's find: 我对花生和虾过敏 was hidden for good with a forgotten peanut allergy,
+    and the shrimp allergy it also said, never captured, was lost."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "我对花生和虾过敏，吃了会起疹子", **FIRST)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    assert hidden(both) == [None]
+    call_command("capture_run", stdout=io.StringIO())
+    assert Node.objects.filter(team=principal.team, key="allergy", value_json="虾", status=NodeStatus.ACTIVE).exists()

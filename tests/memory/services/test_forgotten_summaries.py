@@ -85,7 +85,7 @@ def test_another_conversations_summary_is_left_alone_unless_it_says_the_memory_a
     append(principal, "花生酱太甜了，我不想吃。", **OTHER)  # a word of it, not the memory
     theirs = summary_roll(principal=principal, session=Session.objects.get(team=principal.team, external_id="other"),
                           summarizer=RuleSummarizer(), max_chars=600)
-    append(principal, "我对花生过敏，别推荐花生酱。", **{**OTHER, "session_id": "third"})  # said again
+    append(principal, "我对花生过敏，吃了会起疹子。", **{**OTHER, "session_id": "third"})  # said again
     summary_roll(principal=principal, session=Session.objects.get(team=principal.team, external_id="third"),
                  summarizer=RuleSummarizer(), max_chars=600)
     forget(principal, allergy, "soft")
