@@ -145,9 +145,9 @@ def concept_found(source: Rows, concepts: ConceptQuery, *, within: Sequence[str]
     question's concept tokens of a minor class or finer (CONCEPT_FIND_CREDIT), save time words,
     function words and courtesies (classes C, K and L) and the tokens in `stop` (the words every
     memory says). A row scores the credit of the finest class it shares with the question (word
-    group 1, minor class 0.6), times that token's weight in the question over
-    the question's largest, times `below`, so that it ranks under every row the words found;
-    ties newest first. Rows in `exclude` are left out."""
+    group 1, minor class 0.6), times that token's weight in the question over the question's
+    largest, times `below`, so that it ranks under every row the words found; ties newest first.
+    Rows in `exclude` are left out."""
     credit = {token: CONCEPT_FIND_CREDIT[len(token) - CONCEPT_PREFIX_LENGTH] * weight
               for token, weight in concepts.weights.items()
               if len(token) - CONCEPT_PREFIX_LENGTH in CONCEPT_FIND_CREDIT

@@ -9,19 +9,18 @@ hard-forgotten peanut allergy came back twice, as session memories of two conver
 `repeated_in` finds them by meaning, not by words: the user turns of the memory's
 conversations that hold one of its words (the keyword index; newest first, within
 REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters) are read one by one by the rule
-extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline),
-and a turn counts when it yields the same memory — the same domain and key and every string of
-its value alike in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
+extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline).
+A turn counts when all it yields is the same memory: the same domain and key and the value said
+alike and whole in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
 peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
-title, and nothing else the extractor reads: a turn that also says another memory stays
-recalled (hidden, an uncaptured fact in it would be lost; the forgotten one may then be learned
-back from it). Only the user's own conversations that the
-forgetting key may read are searched. A word alone is not enough: 提醒我周五去上海前带护照 says 上海
-but states no home. The forget links them to the memory as sources ("said again", as capture
-cites repeats), so they are hidden with its own turns, and a restore recalls them too
-(memory.services.forgotten_turns); the links stay after a restore. What says it in other words,
-or in a way the extractor does not read (我家在杭州), is not found; what the extractor misreads as
-the user's own (a story that quotes 我住在杭州) is hidden too.
+title. A turn that also says another memory stays recalled: hidden, an uncaptured fact in it
+would be lost for good (the forgotten one may then be learned back from it). Only the user's own
+conversations that the forgetting key may read are searched. A word alone is not enough:
+提醒我周五去上海前带护照 says 上海 but states no home. The forget links them to the memory as
+sources ("said again", as capture cites repeats), so they are hidden with its own turns, and a
+restore recalls them too (memory.services.forgotten_turns); the links stay after a restore.
+What says it in other words, or in a way the extractor does not read (我家在杭州), is not found;
+what the extractor misreads as the user's own (a story that quotes 我住在杭州) is hidden too.
 """
 
 import re
@@ -114,9 +113,12 @@ def _sessions_of(principal: Principal, nodes: list[Node]) -> tuple[dict[int, set
     if principal.workspace_ids is not None:
         readable = readable.filter(workspace_id__in=sorted(principal.workspace_ids))
     owner = dict(readable.values_list("pk", "user_id"))
+    of_user: dict[str, set[int]] = {}
+    for pk, user_id in owner.items():
+        of_user.setdefault(user_id, set()).add(pk)
     sessions = {}
     for node in nodes:
-        mine = {pk for pk, user_id in owner.items() if user_id == node.user_id} if node.user_id else set()
+        mine = of_user.get(node.user_id, set()) if node.user_id else set()
         sessions[node.pk] = {pk for pk in named[node.pk] if pk in owner and (not node.user_id or pk in mine)}
         if node.scope == Scope.USER and node.user_id:
             sessions[node.pk] |= mine
