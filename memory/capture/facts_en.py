@@ -10,6 +10,8 @@ from memory.capture.rules_common import Finding, Subjects
 from memory.capture.words_en import POINTING, clean, say
 
 PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
+# "the" before a place, left out of it: "at the University of Michigan" → University of Michigan.
+THE = r"(?-i:the\s+)?"  # lower case: "The Hague" keeps its "The"
 NAME = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
 KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|husband|partner|boyfriend|girlfriend|brother"
        "|sister|mom|mother|dad|father|friend|best friend")

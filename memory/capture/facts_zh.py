@@ -36,6 +36,9 @@ _STAY = re.compile(r"出差|旅游|旅行|度假|这次|假期|放假|国庆|春
                    r"|[一两几]晚|今晚|这周|住[一两几上]")
 # A verb after the place a move went to (我搬到上海工作了 → 上海).
 _AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
+# How a place is worked at, said after it (我在腾讯实习做程序员, 我在阿里兼职当设计师): the place is
+# what comes before.
+_STINT = re.compile(r"(?:实习|兼职|全职)$")
 _NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
                       "网上 线上 远程".split())
 _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边", "宿舍")  # 公司附近: no place of its own
@@ -80,6 +83,8 @@ def fact_builder(kind: str, group: str = "item"):
         item = _HOW_LONG.sub("", TAIL.sub("", match[group].strip()))
         if kind == "lives":
             item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
+        if kind == "works":
+            item = _STINT.sub("", item)  # 我在腾讯实习做程序员 → 腾讯
         if (not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢"))
                 or match[group].rstrip().endswith("吧")):  # 我住在上海吧: a guess
             return []
@@ -160,20 +165,48 @@ _NOT_OWN_PLACE = re.compile(rf"(?:{COMPANIONS}|别人|亲戚|爸|妈|哥|姐|弟
 _STUDENTS = ("学生", "研究生", "博士生", "硕士生", "留学生", "实习生", "交换生")
 
 
+# Occupations done at home: 我在家当全职妈妈 tells one (我在家当老师 or 我在家里做饭 tells none).
+HOME_JOBS = ("全职妈妈", "全职爸爸", "家庭主妇", "家庭煮夫", "全职太太")
+_HOME = ("家", "家里")
+
+
 def job_at(match: re.Match[str], message: str) -> list[Finding]:
     """我在腾讯做程序员 / 我在一家医院当护士 → what the user does and, when the place names one,
     where (the workplace and the occupation builders' own checks: 在公司当经理 gives the
     occupation only); nothing unless what follows 做/当 is an occupation (我在家做饭, 我在腾讯做项目) and
     own_job takes it, nor when the words before it tell of none (_NOT_A_JOB_PLACE); the occupation
     alone when they name no place of the user's own (_NOT_A_PLACE, _NOT_OWN_PLACE, a student's school)."""
-    if _NOT_A_JOB_PLACE.search(match["place"]):
+    place = _STINT.sub("", match["place"])
+    if place in _HOME:
+        job = own_job(match, message, group="job")
+        return job if job and job[0].item.endswith(HOME_JOBS) else []
+    if _NOT_A_JOB_PLACE.search(place):
         return []
     job = own_job(match, message, group="job")
     if not job:
         return []
-    place = match["place"]
     if (job[0].item.endswith(_STUDENTS) or _NOT_OWN_PLACE.search(place) or _NOT_A_PLACE.search(place)
             or place.endswith(("厨房", "客厅", "卧室"))):
+        return job
+    return fact_builder("works", group="place")(match, message) + job
+
+
+# What names an institution as the end of its name (协和医院, 北京大学, 招商银行, 华为公司): a place
+# worked at. A name without one (腾讯, 小明) may be a person's.
+_INSTITUTION = ("医院", "诊所", "大学", "学院", "中学", "小学", "学校", "幼儿园", "银行", "公司", "集团", "研究所", "研究院",
+                "事务所", "律所", "报社", "电视台", "出版社", "酒店", "餐厅", "工厂", "政府", "法院", "图书馆", "博物馆")
+
+
+def job_of(match: re.Match[str], message: str) -> list[Finding]:
+    """我是协和医院的医生 → where the user works and what they do; 我是腾讯的程序员 / 我是小明的老师 →
+    what they do (whose or where is not told apart without an institution's name, _INSTITUTION);
+    nothing when the words before 的 are someone (我是你的老师, 我是我妈的司机, 我是全家的厨师) or tell of none
+    (_NOT_A_JOB_PLACE), nor when own_job refuses the occupation."""
+    place = match["place"]
+    if PRONOUN.search(place) or OTHERS.search(place) or _NOT_A_JOB_PLACE.search(place) or place.endswith(("家", "家里")):
+        return []
+    job = own_job(match, message, group="job")
+    if not job or job[0].item.endswith(_STUDENTS) or not place.endswith(_INSTITUTION) or _NOT_OWN_PLACE.search(place):
         return job
     return fact_builder("works", group="place")(match, message) + job
 

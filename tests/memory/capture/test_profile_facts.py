@@ -171,6 +171,12 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     ("国庆我和家人住在三亚", "杭州"), ("我和朋友住在如家", "杭州"), ("我和孩子住在外婆家", "杭州"),
     ("我和爸妈住在老房子", "杭州"), ("我搬到上海住一段时间", "杭州"), ("我和老公搬到上海住几天", "杭州"),
     ("我希望你记住我住在上海", "上海"),
+    # Whom the user lives with, said between "live" and the place; "the" before it.
+    ("I live with my parents in Boston", "Boston"), ("I live with my wife and two kids in Denver.", "Denver"),
+    ("I live with them in Boston", "Boston"), ("I live with my boyfriend in the Bronx", "Bronx"),
+    ("I live in The Hague", "The Hague"), ("I live with my parents in mind", "杭州"),
+    ("My sister lives with my parents in Boston", "杭州"), ("If I lived with my parents in Boston", "杭州"),
+    ("I live with my parents in Boston, just kidding", "杭州"),
 ])
 def test_what_a_sentence_says_of_the_home(principal, text, home):
     capture(principal, "记住，我住在杭州")
@@ -213,7 +219,7 @@ def facts(key: str) -> list:
     ("记住，我在腾讯不做程序员了", [], []), ("记住，我在腾讯想当程序员", [], []), ("记住，我在腾讯要当程序员", [], []),
     ("记住，我在游戏里当医生", [], []), ("记住，我在梦里当医生", [], []), ("记住，我在剧本杀里当医生", [], []),
     ("记住，我在家给孩子当老师", [], []), ("记住，我在腾讯做程序员还是在阿里做产品经理", [], []),
-    ("记住，我在腾讯给老板当司机", [], [{"job": "司机"}]), ("记住，我在腾讯实习做程序员", [], [{"job": "程序员"}]),
+    ("记住，我在腾讯给老板当司机", [], [{"job": "司机"}]), ("记住，我在腾讯实习做程序员", [{"works": "腾讯"}], [{"job": "程序员"}]),
     ("记住，我在北京和上海当老师", [], [{"job": "老师"}]), ("记住，我在北京一家公司做销售", [], [{"job": "销售"}]),
     ("记住，我在银行工作当会计", [], [{"job": "会计"}]), ("记住，我在老公公司当会计", [], [{"job": "会计"}]),
     ("记住，我在清华当研究生", [], [{"job": "研究生"}]), ("记住，我在厨房当厨师", [], [{"job": "厨师"}]),
@@ -238,6 +244,20 @@ def facts(key: str) -> list:
     ("I'm a teacher at Lincoln High, well, I was until June", [], []),
     ("I work as a barista at Starbucks in my story", [], []), ("I'm a chef at home, not professionally", [], []),
     ("I'm a nurse at heart", [], []),
+    # True statements the rules refused before: a stint said after the place, an occupation done
+    # at home, the place worked at said as whose (an institution's name), "the" before the place.
+    ("记住，我在腾讯兼职当设计师", [{"works": "腾讯"}], [{"job": "设计师"}]),
+    ("记住，我在家当全职妈妈", [], [{"job": "全职妈妈"}]), ("记住，我在家里做家庭主妇", [], [{"job": "家庭主妇"}]),
+    ("记住，我在家当老师", [], []), ("记住，我在家里当厨师", [], []), ("记住，我妈在家当全职妈妈", [], []),
+    ("记住，我是协和医院的医生", [{"works": "协和医院"}], [{"job": "医生"}]),
+    ("记住，我是招商银行的柜员三年了", [{"works": "招商银行"}], [{"job": "柜员"}]),
+    ("记住，我是腾讯的程序员", [], [{"job": "程序员"}]), ("记住，我是小明的老师", [], [{"job": "老师"}]),
+    ("记住，我是一家医院的护士", [], [{"job": "护士"}]), ("记住，我是北京大学的学生", [], [{"job": "学生"}]),
+    ("记住，我是你的老师", [], []), ("记住，我是我妈的司机", [], []), ("记住，我是全家的厨师", [], []),
+    ("记住，我是人民医院的病人", [], []), ("记住，我以前是协和医院的医生", [], []),
+    ("记住，如果我是协和医院的医生", [], []), ("记住，我是游戏里的医生", [], []),
+    ("I'm a professor at the University of Michigan", [{"works": "University of Michigan"}], [{"job": "professor"}]),
+    ("I work at the Apple Store", [{"works": "Apple Store"}], []), ("I'm a nurse at the moment", [], [{"job": "nurse"}]),
 ])
 def test_a_job_said_with_where_it_is_done_gives_both(principal, text, workplace, job):
     capture(principal, text)
