@@ -10,8 +10,10 @@ from memory.capture.rules_common import Finding, Subjects
 from memory.capture.words_en import POINTING, clean, say
 
 PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
-# "the" before a place, left out of it: "at the University of Michigan" → University of Michigan.
-THE = r"(?-i:the\s+)?"  # lower case: "The Hague" keeps its "The"
+# "the" before a place of two or more words, left out of it: "at the University of Michigan" →
+# University of Michigan, "the Apple Store". One word after it is rather an idiom ("I live in the
+# Moment", "I work for the Man"). Lower case: "The Hague" keeps its "The".
+THE = r"(?-i:the\s+(?=[A-Z][\w'-]*\s+(?:[A-Z]|of\s)))?"
 NAME = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
 KIN = ("dog|cat|puppy|kitten|pet|turtle|bird|horse|son|daughter|kid|baby|wife|husband|partner|boyfriend|girlfriend|brother"
        "|sister|mom|mother|dad|father|friend|best friend")
@@ -48,8 +50,10 @@ def own_name(match: re.Match[str], message: str) -> list[Finding]:
 
 # What makes a statement about one's home or work no fact: before it in the sentence, a
 # supposition, someone else's word ("My boss thinks I moved to Lisbon"; not "I told you I work at
-# Google"), a dream or a quotation; after it in the message, a joke ("I'm a nurse, just kidding").
-_NOT_SO_BEFORE = re.compile(r"\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish|maybe"
+# Google"), a dream or a quotation, a question without its mark ("Can I live in Boston"); after it
+# in the message, a joke ("I'm a nurse, just kidding").
+_NOT_SO_BEFORE = re.compile(r"\b(?:can|could|should|would|shall|may|might|do|did)\s*$"
+                            r"|\b(?:if|imagine|suppose|supposing|pretend|pretending|unless|dreamt|dreamed|dream|wish|maybe"
                             r"|perhaps|probably|apparently|supposedly|rumou?r|game)\b"
                             r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
                             re.IGNORECASE)
@@ -60,6 +64,12 @@ _JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|lol|in my dreams?|rol
 _MOVED_ON = re.compile(r"\b(?:then|came back|moved back|went back|for (?:\w+ )?(?:days?|weeks?|months?|years?))\b",
                        re.IGNORECASE)
 _MOVED_THEN = re.compile(r"\b(?:when|once|after|before|since|until|as soon as)\s*$", re.IGNORECASE)
+# Calendar words read as a place ("I live with my parents in August"): none. A stay said after
+# a home ("I live with a host family in Tokyo this semester"): no home.
+_CALENDAR = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+                       r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Spring|Summer|Autumn|Fall|Winter)$")
+_STAY = re.compile(r"^\W*(?:this|for the|over the|during the)\s+(?:semester|term|summer|winter|week|weekend|month"
+                   r"|holidays?|vacation)\b", re.IGNORECASE)
 # Abbreviations a sentence may have been cut at ("St. Louis" → "St"): no place of their own.
 _CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
 
@@ -93,7 +103,9 @@ def fact_builder(kind: str, group: str = "item"):
         item = match[group].strip() if kind != "works" or match[group][:1].isupper() else clean(match[group])
         if not item or len(item.split()) > 4 or item.lower() in POINTING:
             return []
-        if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item)):
+        if kind in ("lives", "works") and (_not_so(match, message) or _CUT_SHORT.search(item) or _CALENDAR.match(item)):
+            return []
+        if kind == "lives" and _STAY.search(match.string[match.end():]):
             return []
         moved = kind == "lives" and "move" in match.group(0).lower()
         if moved and (_MOVED_ON.search(match.string[match.end():]) or _MOVED_THEN.search(match.string[: match.start()])):

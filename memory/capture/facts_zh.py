@@ -36,9 +36,6 @@ _STAY = re.compile(r"出差|旅游|旅行|度假|这次|假期|放假|国庆|春
                    r"|[一两几]晚|今晚|这周|住[一两几上]")
 # A verb after the place a move went to (我搬到上海工作了 → 上海).
 _AFTER_MOVE = re.compile(r"(?:工作|生活|上学|读书|发展|定居|去|来|住)+$")
-# How a place is worked at, said after it (我在腾讯实习做程序员, 我在阿里兼职当设计师): the place is
-# what comes before.
-_STINT = re.compile(r"(?:实习|兼职|全职)$")
 _NOT_WORKPLACES = set("公司 一家公司 单位 办公室 家 家里 楼上 楼下 附近 外地 外面 这里 那里 这儿 那儿 这边 那边 店里 厂里 "
                       "网上 线上 远程".split())
 _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "这边", "宿舍")  # 公司附近: no place of its own
@@ -47,7 +44,7 @@ _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "
 # 跟你说), a dream; or after it: a joke (…，开玩笑的).
 _NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里|据说|听说|估计|可能|大概|好像|也许"
                      rf"|(?:{OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
-_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩|假的|做梦呢|梦想")
+_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩|假的|做梦呢|梦想|才怪|是不可能的")
 
 
 def around(match: re.Match[str], message: str) -> tuple[str, str]:
@@ -83,8 +80,6 @@ def fact_builder(kind: str, group: str = "item"):
         item = _HOW_LONG.sub("", TAIL.sub("", match[group].strip()))
         if kind == "lives":
             item = _AFTER_MOVE.sub("", item)  # 我搬到北京去了, 我搬到上海工作了
-        if kind == "works":
-            item = _STINT.sub("", item)  # 我在腾讯实习做程序员 → 腾讯
         if (not 2 <= len(item) <= 12 or PRONOUN.search(item) or item.endswith(("吗", "呢"))
                 or match[group].rstrip().endswith("吧")):  # 我住在上海吧: a guess
             return []
@@ -110,14 +105,14 @@ OCCUPATIONS = set(
     "歌手 摄影师 翻译 导游 主播 模特 保安 快递员 外卖员 服务员 收银员 空姐 飞行员 科学家 研究员 分析师 咨询师 药剂师 药师 "
     "医师 兽医 牙医 保姆 家庭主妇 全职妈妈 全职爸爸 自由职业者 创业者 实习生 博士后 营养师 理发师 化妆师 美容师 教练 "
     "健身教练 建筑师 心理咨询师 心理医生 产品经理 架构师 运维 会计员 出纳 律师助理 社工 消防员 主持人 调酒师 面包师 "
-    "护士长 咖啡师 柜员 私教 护工 程序猿 前端工程师 后端工程师".split()
+    "全职太太 家庭煮夫 护士长 咖啡师 柜员 私教 护工 程序猿 前端工程师 后端工程师".split()
 )
 # What may stand before an occupation: a field (软件工程师, 儿科医生), never a word that makes it
 # something else (我当不了老师, 我当过老师, 我当然是老师, 我是说老师, 我是你的老师, 我当了十年老师).
 _JOB_PREFIX = re.compile(r"[\u4e00-\u9fff]{0,3}")
 _NOT_IN_JOB = re.compile(r"[不没了过时然说问想找来你他她它的是当个年在给让被把要会能老假上好坏成作前退休]")
 # 如果我是医生, 我妈想让我当医生, 长大了我当医生, 等我当上医生, 你扮演病人，我是医生: not what the user is
-_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等")
+_HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|希望|想当|想做|梦想|以为|让|长大|以后|将来|等|不如|要不|干脆")
 _ROLE_PLAY = re.compile(r"扮演|假装|就当|当作|当成|角色")  # in the same sentence: 你扮演病人，我是医生
 
 
@@ -154,7 +149,7 @@ _NOT_A_JOB_PLACE = re.compile(rf"[不没想要或梦]|里$|上$|还是|还想|�
 # places (北京和上海), a stint or a manner (实习, 兼职, 一直, 暂时), the work itself (银行工作).
 _NOT_A_PLACE = re.compile(r"[给帮替和跟与]|也$|实习|兼职|全职|一直|主要|偶尔|暂时|临时|工作|上班|打工|支教")
 # When the job was: over (三年前, 小时候, 上大学的时候, 毕业后) or left since (，已经离职了).
-_JOB_BEFORE = re.compile(r"前|以前|之前|曾经|当年|那时|那会|小时候|时候|毕业后|以后|将来")
+_JOB_BEFORE = re.compile(r"前|以前|之前|曾经|当年|那年|那几年|去年|前年|那时|那会|小时候|时候|毕业后|以后|将来")
 _JOB_AFTER = re.compile(r"离职|辞职|退休|不干了|被裁")
 _NOW = re.compile(r"现在|目前|如今")  # 以前我在阿里做程序员，现在我在腾讯做程序员: the time said last counts
 # Role play said around it, across commas (我们玩个游戏吧，…; 你当病人，…). A workplace said with a
@@ -175,8 +170,9 @@ def job_at(match: re.Match[str], message: str) -> list[Finding]:
     where (the workplace and the occupation builders' own checks: 在公司当经理 gives the
     occupation only); nothing unless what follows 做/当 is an occupation (我在家做饭, 我在腾讯做项目) and
     own_job takes it, nor when the words before it tell of none (_NOT_A_JOB_PLACE); the occupation
-    alone when they name no place of the user's own (_NOT_A_PLACE, _NOT_OWN_PLACE, a student's school)."""
-    place = _STINT.sub("", match["place"])
+    alone when they name no place of the user's own (_NOT_A_PLACE, _NOT_OWN_PLACE, a student's school).
+    At home (家, 家里) only an occupation done there counts (HOME_JOBS: 我在家当全职妈妈; not 我在家当老师)."""
+    place = match["place"]
     if place in _HOME:
         job = own_job(match, message, group="job")
         return job if job and job[0].item.endswith(HOME_JOBS) else []
@@ -187,26 +183,6 @@ def job_at(match: re.Match[str], message: str) -> list[Finding]:
         return []
     if (job[0].item.endswith(_STUDENTS) or _NOT_OWN_PLACE.search(place) or _NOT_A_PLACE.search(place)
             or place.endswith(("厨房", "客厅", "卧室"))):
-        return job
-    return fact_builder("works", group="place")(match, message) + job
-
-
-# What names an institution as the end of its name (协和医院, 北京大学, 招商银行, 华为公司): a place
-# worked at. A name without one (腾讯, 小明) may be a person's.
-_INSTITUTION = ("医院", "诊所", "大学", "学院", "中学", "小学", "学校", "幼儿园", "银行", "公司", "集团", "研究所", "研究院",
-                "事务所", "律所", "报社", "电视台", "出版社", "酒店", "餐厅", "工厂", "政府", "法院", "图书馆", "博物馆")
-
-
-def job_of(match: re.Match[str], message: str) -> list[Finding]:
-    """我是协和医院的医生 → where the user works and what they do; 我是腾讯的程序员 / 我是小明的老师 →
-    what they do (whose or where is not told apart without an institution's name, _INSTITUTION);
-    nothing when the words before 的 are someone (我是你的老师, 我是我妈的司机, 我是全家的厨师) or tell of none
-    (_NOT_A_JOB_PLACE), nor when own_job refuses the occupation."""
-    place = match["place"]
-    if PRONOUN.search(place) or OTHERS.search(place) or _NOT_A_JOB_PLACE.search(place) or place.endswith(("家", "家里")):
-        return []
-    job = own_job(match, message, group="job")
-    if not job or job[0].item.endswith(_STUDENTS) or not place.endswith(_INSTITUTION) or _NOT_OWN_PLACE.search(place):
         return job
     return fact_builder("works", group="place")(match, message) + job
 

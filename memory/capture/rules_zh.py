@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, job_of, own_job, own_name
+from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
@@ -276,8 +276,6 @@ RULES = (
           rf"^\s*我的名字是(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", own_job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,8}}){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
-    _rule("fact", job_of, rf"{SELF}(?:现在|目前)?是(?P<place>[{HAN}A-Za-z0-9]{{2,12}}?)的(?:一名|一个|一位|个|名)?"
-          rf"(?P<job>[{HAN}]{{1,8}}?){_HOW_LONG_SAID}{CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", fact_builder("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})",
           generic=True),
     _rule("like", _like, rf"我{_NOW}(?:很|非常|特别|真的|也|还|一直|最)?(?:喜欢|热爱|享受)(?P<item>[^,。!?;]{{1,12}})",

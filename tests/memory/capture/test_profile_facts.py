@@ -170,13 +170,16 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     ("我和同事住在上海，出差三天", "杭州"), ("这次出差我和同事住在上海", "杭州"), ("我和朋友住在三亚，玩得很开心", "杭州"),
     ("国庆我和家人住在三亚", "杭州"), ("我和朋友住在如家", "杭州"), ("我和孩子住在外婆家", "杭州"),
     ("我和爸妈住在老房子", "杭州"), ("我搬到上海住一段时间", "杭州"), ("我和老公搬到上海住几天", "杭州"),
-    ("我希望你记住我住在上海", "上海"),
-    # Whom the user lives with, said between "live" and the place; "the" before it.
+    ("我希望你记住我住在上海", "上海"), ("我住在上海，不可能搬走", "上海"), ("我住在上海，才怪", "杭州"),
+    # Whom the user lives with, said between "live" and the place; a review's finds: a month, a
+    # stay, a question without its mark, an idiom after "the".
     ("I live with my parents in Boston", "Boston"), ("I live with my wife and two kids in Denver.", "Denver"),
-    ("I live with them in Boston", "Boston"), ("I live with my boyfriend in the Bronx", "Bronx"),
-    ("I live in The Hague", "The Hague"), ("I live with my parents in mind", "杭州"),
-    ("My sister lives with my parents in Boston", "杭州"), ("If I lived with my parents in Boston", "杭州"),
-    ("I live with my parents in Boston, just kidding", "杭州"),
+    ("I live with them in Boston", "Boston"), ("I live in The Hague", "The Hague"),
+    ("I live with my parents in mind", "杭州"), ("My sister lives with my parents in Boston", "杭州"),
+    ("If I lived with my parents in Boston", "杭州"), ("I live with my parents in Boston, just kidding", "杭州"),
+    ("I live with my parents in August", "杭州"), ("I live with a host family in Tokyo this semester", "杭州"),
+    ("I live in Boston for the summer", "杭州"), ("Can I live with my parents in Boston", "杭州"),
+    ("Should I live in Boston", "杭州"), ("I live in the Moment", "杭州"),
 ])
 def test_what_a_sentence_says_of_the_home(principal, text, home):
     capture(principal, "记住，我住在杭州")
@@ -187,6 +190,7 @@ def test_what_a_sentence_says_of_the_home(principal, text, home):
 @pytest.mark.parametrize("text,job", [
     ("我妈说我是医生", "护士"), ("他们都说我是医生", "护士"), ("我梦见我是医生", "护士"), ("我是医生，开玩笑的", "护士"),
     ("I'm a doctor, you play the patient.", "护士"), ("你扮演厨师。我是一名医生", "医生"),
+    ("我是医生，才怪", "护士"), ("不如我当医生", "护士"), ("去年我是医生", "护士"), ("我是医生，是不可能的", "护士"),
 ])
 def test_what_a_sentence_says_of_the_job(principal, text, job):
     capture(principal, "记住，我是一名护士")
@@ -219,7 +223,7 @@ def facts(key: str) -> list:
     ("记住，我在腾讯不做程序员了", [], []), ("记住，我在腾讯想当程序员", [], []), ("记住，我在腾讯要当程序员", [], []),
     ("记住，我在游戏里当医生", [], []), ("记住，我在梦里当医生", [], []), ("记住，我在剧本杀里当医生", [], []),
     ("记住，我在家给孩子当老师", [], []), ("记住，我在腾讯做程序员还是在阿里做产品经理", [], []),
-    ("记住，我在腾讯给老板当司机", [], [{"job": "司机"}]), ("记住，我在腾讯实习做程序员", [{"works": "腾讯"}], [{"job": "程序员"}]),
+    ("记住，我在腾讯给老板当司机", [], [{"job": "司机"}]), ("记住，我在腾讯实习做程序员", [], [{"job": "程序员"}]),
     ("记住，我在北京和上海当老师", [], [{"job": "老师"}]), ("记住，我在北京一家公司做销售", [], [{"job": "销售"}]),
     ("记住，我在银行工作当会计", [], [{"job": "会计"}]), ("记住，我在老公公司当会计", [], [{"job": "会计"}]),
     ("记住，我在清华当研究生", [], [{"job": "研究生"}]), ("记住，我在厨房当厨师", [], [{"job": "厨师"}]),
@@ -244,20 +248,17 @@ def facts(key: str) -> list:
     ("I'm a teacher at Lincoln High, well, I was until June", [], []),
     ("I work as a barista at Starbucks in my story", [], []), ("I'm a chef at home, not professionally", [], []),
     ("I'm a nurse at heart", [], []),
-    # True statements the rules refused before: a stint said after the place, an occupation done
-    # at home, the place worked at said as whose (an institution's name), "the" before the place.
-    ("记住，我在腾讯兼职当设计师", [{"works": "腾讯"}], [{"job": "设计师"}]),
+    # An occupation done at home, and "the" before a place of more than one word; a review's finds
+    # around them: a job done anywhere at home, a suggestion, a year gone, a joke, an idiom.
     ("记住，我在家当全职妈妈", [], [{"job": "全职妈妈"}]), ("记住，我在家里做家庭主妇", [], [{"job": "家庭主妇"}]),
+    ("记住，我在家做全职太太", [], [{"job": "全职太太"}]), ("记住，我在家当家庭煮夫", [], [{"job": "家庭煮夫"}]),
     ("记住，我在家当老师", [], []), ("记住，我在家里当厨师", [], []), ("记住，我妈在家当全职妈妈", [], []),
-    ("记住，我是协和医院的医生", [{"works": "协和医院"}], [{"job": "医生"}]),
-    ("记住，我是招商银行的柜员三年了", [{"works": "招商银行"}], [{"job": "柜员"}]),
-    ("记住，我是腾讯的程序员", [], [{"job": "程序员"}]), ("记住，我是小明的老师", [], [{"job": "老师"}]),
-    ("记住，我是一家医院的护士", [], [{"job": "护士"}]), ("记住，我是北京大学的学生", [], [{"job": "学生"}]),
-    ("记住，我是你的老师", [], []), ("记住，我是我妈的司机", [], []), ("记住，我是全家的厨师", [], []),
-    ("记住，我是人民医院的病人", [], []), ("记住，我以前是协和医院的医生", [], []),
-    ("记住，如果我是协和医院的医生", [], []), ("记住，我是游戏里的医生", [], []),
+    ("记住，不如我在家当全职妈妈", [], []), ("记住，那年我在家当全职妈妈", [], []),
+    ("记住，我在家当全职妈妈，才怪", [], []), ("记住，去年我在腾讯做程序员", [], []),
     ("I'm a professor at the University of Michigan", [{"works": "University of Michigan"}], [{"job": "professor"}]),
+    ("I'm a nurse at the Mayo Clinic", [{"works": "Mayo Clinic"}], [{"job": "nurse"}]),
     ("I work at the Apple Store", [{"works": "Apple Store"}], []), ("I'm a nurse at the moment", [], [{"job": "nurse"}]),
+    ("I work for the Man", [], []), ("I work at the Moment", [], []), ("Do I work at Google", [], []),
 ])
 def test_a_job_said_with_where_it_is_done_gives_both(principal, text, workplace, job):
     capture(principal, text)
