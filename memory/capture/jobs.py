@@ -64,7 +64,8 @@ def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionCont
                              user_id=session.user_id, session_id=session.external_id, now=now)
 
 
-def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction) -> dict[str, int]:
+def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction,
+           reason: str = "") -> dict[str, int]:
     """Apply each extracted proposal on its own, checked by the propose endpoint's serializer
     and then by the proposal service like an agent's; a refusal or a malformed item does not
     stop the others. Returns counts by outcome: accepted, the refusal reason, invalid, or an
@@ -87,7 +88,7 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
             node = dict(operation.get("node") or {})
             if isinstance(node.get("source_message_ids"), list):
                 node["source_message_ids"] = [i for i in node["source_message_ids"] if i in said_by_user]
-            body = {**operation, "node": node, "reason": f"extracted by {extraction.extractor or 'capture'}"}
+            body = {**operation, "node": node, "reason": reason or f"extracted by {extraction.extractor or 'capture'}"}
             proposal = proposal_from_operation(body, **owner)
             with transaction.atomic():
                 result = proposal_apply(principal=principal, proposal=proposal)
@@ -103,6 +104,17 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
     if dropped > 0:
         counts["over_limit"] = dropped
     return counts
+
+
+def capture_turn(*, team: Team, session: Session, message: MessageView, extraction: Extraction, reason: str) -> dict[str, int]:
+    """Apply now what an extractor took from one user turn of `session` (`extraction`: create
+    operations citing `message`), as a capture job applies its window's (_apply: each proposal
+    checked and audited on its own, as capture's principal, with `reason` in the audit), inside
+    the caller's transaction. memory.services.forgotten_repeats calls it for a turn a forget is
+    about to hide before capture read it (R-STORE, R-EXTRACT). Returns counts by outcome."""
+    context = ExtractionContext(messages=(message,), existing=(), workspace_id=session.workspace_id,
+                                user_id=session.user_id, session_id=session.external_id, now=message.created_at)
+    return _apply(capture_principal(team), session, context, extraction, reason=reason)
 
 
 def _cite_repeats(principal: Principal, context: ExtractionContext, extraction: Extraction) -> int:

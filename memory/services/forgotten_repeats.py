@@ -10,12 +10,16 @@ hard-forgotten peanut allergy came back twice, as session memories of two conver
 conversations that hold one of its words (the keyword index; newest first, within
 REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters) are read one by one by the rule
 extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline).
-A turn counts when all it yields is the same memory: the same domain and key and the value said
+A turn counts when one thing it yields is the same memory: the same domain and key and the value said
 alike and whole in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
 peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
-title. A turn that also says another memory stays recalled: hidden, an uncaptured fact in it
-would be lost for good (the forgotten one may then be learned back from it). Only the user's own
-conversations that the forgetting key may read are searched. A word alone is not enough:
+title. A turn that also says another memory is hidden too (left recalled, capture learned the
+forgotten one back from it): what else it says is captured first (Kept, cite_repeats) when no
+capture job read it yet, so 我对花生和虾过敏 keeps the shrimp allergy when the peanut one is
+forgotten. That capture runs the rule extractor whatever extractor the team uses, and the
+profile takes the new memory at the next consolidation. The same holds for the memory's own
+source turns among those read. Only the user's own conversations that the forgetting key may
+read are searched. A word alone is not enough:
 提醒我周五去上海前带护照 says 上海 but states no home. The forget links them to the memory as
 sources ("said again", as capture cites repeats), so they are hidden with its own turns, and a
 restore recalls them too (memory.services.forgotten_turns); the links stay after a restore.
@@ -24,6 +28,7 @@ what the extractor misreads as the user's own (a story that quotes 我住在杭�
 """
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Q
@@ -31,9 +36,10 @@ from django.db.models.functions import Substr
 
 from accounts.principal import Principal
 from memory import limits
-from memory.capture.base import ExtractionContext, MessageView
+from memory.capture.base import Extraction, ExtractionContext, MessageView
 from memory.capture.rules import RuleExtractor
 from memory.capture.rules_common import canonical
+from memory.capture_models import CaptureJob, JobKind, JobStatus
 from memory.models import Message, MessageRole, Node, NodeSource, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import query_tokens
@@ -46,6 +52,7 @@ from memory.services.schema import schema_terms
 # 4,000-character turn), so ~0.4 s at most. Each turn is read once, whatever it may say.
 REPEATS_READ_MAX = 200
 REPEATS_CHARS_MAX = 100_000
+KEPT_REASON = "extracted by rules from a turn a forget hid"
 _WORDS_MAX = 32  # tokens of one memory's words that find those turns
 _ALL_WORDS_MAX = 256  # ...and of all of a forget's memories
 
@@ -125,25 +132,58 @@ def _sessions_of(principal: Principal, nodes: list[Node]) -> tuple[dict[int, set
     return sessions, sources
 
 
-def repeated_in(principal: Principal, nodes: list[Node]) -> dict[int, list[int]]:
-    """Per node of `nodes`, the ids of the user turns, other than its sources, that state it
-    again (see the module docstring), ascending; nodes with none are left out. At most
-    REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters are read for all of them, the newest
-    first."""
+@dataclass(frozen=True)
+class Kept:
+    """What a turn a forget hides says besides the forgotten memories, read by no capture job
+    yet: the extractor's create operations for it, applied before the turn is hidden."""
+
+    session_id: int
+    message: MessageView
+    extraction: Extraction
+
+
+@dataclass
+class Repeats:
+    """`turns`: per node, the ids of the user turns other than its sources that say it again,
+    ascending (nodes with none left out); `kept`: what turns to be hidden say besides."""
+
+    turns: dict[int, list[int]] = field(default_factory=dict)
+    kept: list[Kept] = field(default_factory=list)
+
+
+def _read_by_capture(session_ids: set[int]) -> dict[int, list[tuple[int, int]]]:
+    """Per session, the message id ranges (after, to] its finished capture jobs read; one statement."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for session_id, after, to in CaptureJob.objects.filter(session_id__in=session_ids, kind=JobKind.CAPTURE,
+                                                           status=JobStatus.DONE).values_list(
+            "session_id", "after_message_id", "to_message_id"):
+        ranges.setdefault(session_id, []).append((after, to))
+    return ranges
+
+
+def repeated_in(principal: Principal, nodes: list[Node]) -> Repeats:
+    """The user turns that state `nodes` again (see the module docstring) and what turns to be
+    hidden say besides. A turn counts when a proposal of the rule extractor says one of the
+    nodes; what its other proposals say is kept (Kept) when the turn is not hidden yet and no
+    finished capture job read it (one did: what it said is stored, or was refused or forgotten
+    since, and is not learned again), so hiding it loses nothing capture would have learned. At
+    most REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters are read for all of them, the
+    newest first."""
     words = list(dict.fromkeys(token for node in nodes for token in _words(node)))[:_ALL_WORDS_MAX]
     if not words:
-        return {}
+        return Repeats()
     sessions, sources = _sessions_of(principal, nodes)
     values = {node.pk: _value_words(node.value_json) for node in nodes}
     turns = (Message.objects.filter(team=principal.team, role=MessageRole.USER,
                                     session_id__in=set().union(*sessions.values()),
                                     search_tokens__matches=TokenQuery(tuple(words)))
              .annotate(start=Substr("content", 1, limits.CAPTURE_MESSAGE_CHARS)).order_by("-pk")
-             .values_list("pk", "session_id", "start", "created_at", "metadata")[:REPEATS_READ_MAX])
+             .values_list("pk", "session_id", "start", "created_at", "metadata", "memory_forgotten_at")[:REPEATS_READ_MAX])
     extractor = RuleExtractor()
-    found: dict[int, list[int]] = {}
+    found = Repeats()
+    read: dict[int, list[tuple[int, int]]] | None = None
     budget = REPEATS_CHARS_MAX
-    for pk, session_id, content, created_at, metadata in turns:
+    for pk, session_id, content, created_at, metadata, forgotten_at in turns:
         budget -= len(content)
         if budget < 0:
             break
@@ -151,26 +191,46 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> dict[int, list[int]]
                            speaker=str((metadata or {}).get("speaker", "")))
         context = ExtractionContext(messages=(view,), existing=(), workspace_id="", user_id="", session_id="",
                                     now=created_at)
-        said = [_proposed(principal, operation["node"]) for operation in extractor.extract(context).operations
-                if operation["operation"] == "create"]
-        # A turn that says something else too stays (我对花生和虾过敏: hidden for good, the shrimp
-        # allergy, never captured, was lost with it).
-        for node in nodes if len(said) == 1 else ():
-            if (session_id in sessions[node.pk] and pk not in sources[node.pk]
-                    and _says(said[0], node, values[node.pk])):
-                found.setdefault(node.pk, []).append(pk)
-    return {node_id: sorted(set(turn_ids)) for node_id, turn_ids in found.items()}
+        extraction = extractor.extract(context)
+        operations = [operation for operation in extraction.operations if operation["operation"] == "create"]
+        said = [_proposed(principal, operation["node"]) for operation in operations]
+        saying: set[int] = set()
+        for node in nodes:
+            if session_id not in sessions[node.pk]:
+                continue
+            hits = {index for index, proposed in enumerate(said) if _says(proposed, node, values[node.pk])}
+            saying |= hits
+            if hits and pk not in sources[node.pk]:
+                found.turns.setdefault(node.pk, []).append(pk)
+        others = [operation for index, operation in enumerate(operations) if index not in saying]
+        if saying and others and forgotten_at is None:
+            read = _read_by_capture(set().union(*sessions.values())) if read is None else read
+            if not any(after < pk <= to for after, to in read.get(session_id, ())):
+                found.kept.append(Kept(session_id=session_id, message=view,
+                                       extraction=Extraction(operations=others, extractor=extraction.extractor)))
+    found.turns = {node_id: sorted(set(turn_ids)) for node_id, turn_ids in found.turns.items()}
+    return found
 
 
 def cite_repeats(principal: Principal, nodes: list[Node]) -> dict[int, int]:
-    """Link the turns `repeated_in` finds to each of `nodes` as sources, after its own; returns
-    {node id: how many}. Called inside the forget's transaction, which audits the counts."""
+    """Capture what turns to be hidden say besides `nodes` (Kept; memory.capture.jobs.capture_turn),
+    then link the turns `repeated_in` finds to each of `nodes` as sources, after its own; returns
+    {node id: how many linked}. Called inside the forget's transaction, which audits the counts;
+    each memory kept is audited as capture's, with the reason KEPT_REASON."""
+    from memory.capture.jobs import capture_turn
+
     repeats = repeated_in(principal, nodes)
-    if not repeats:
+    if repeats.kept:
+        owned = Session.objects.in_bulk({kept.session_id for kept in repeats.kept})
+        for kept in repeats.kept:
+            capture_turn(team=principal.team, session=owned[kept.session_id], message=kept.message,
+                         extraction=kept.extraction, reason=KEPT_REASON)
+    if not repeats.turns:
         return {}
-    start = dict.fromkeys(repeats, 0)
-    for node_id, position in NodeSource.objects.filter(node_id__in=repeats).values_list("node_id", "position"):
+    start = dict.fromkeys(repeats.turns, 0)
+    for node_id, position in NodeSource.objects.filter(node_id__in=repeats.turns).values_list("node_id", "position"):
         start[node_id] = max(start[node_id], position + 1)
     NodeSource.objects.bulk_create([NodeSource(node_id=node_id, message_id=message_id, position=start[node_id] + index)
-                                    for node_id, turn_ids in repeats.items() for index, message_id in enumerate(turn_ids)])
-    return {node_id: len(turn_ids) for node_id, turn_ids in repeats.items()}
+                                    for node_id, turn_ids in repeats.turns.items()
+                                    for index, message_id in enumerate(turn_ids)])
+    return {node_id: len(turn_ids) for node_id, turn_ids in repeats.turns.items()}

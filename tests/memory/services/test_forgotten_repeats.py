@@ -12,6 +12,7 @@ from memory.models import HIDDEN_FOR_GOOD, AuditEvent, Message, Node, NodeSource
 from memory.selectors.nodes import Owner
 from memory.services import forgotten_repeats
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
+from memory.services.upsert import node_cite
 from tests.helpers import append
 from tests.memory.capture.test_rules_apply import capture
 from tests.memory.selectors.test_context import build
@@ -98,7 +99,7 @@ def test_at_most_so_many_turns_are_read(principal, settings, monkeypatch):
     older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
     monkeypatch.setattr(forgotten_repeats, "REPEATS_READ_MAX", 1)
     node = Node.objects.get(team=principal.team, key="allergy")
-    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [newer.pk]}  # the newest first
+    assert forgotten_repeats.repeated_in(principal, [node]).turns == {node.pk: [newer.pk]}  # the newest first
 
 
 def test_at_most_so_many_characters_are_read_and_of_a_long_turn_its_start(principal, settings, monkeypatch):
@@ -107,10 +108,10 @@ def test_at_most_so_many_characters_are_read_and_of_a_long_turn_its_start(princi
     older, newer = append(principal, "我对花生过敏", "我对花生过敏啊", **FIRST)
     node = Node.objects.get(team=principal.team, key="allergy")
     monkeypatch.setattr(forgotten_repeats, "REPEATS_CHARS_MAX", len("我对花生过敏啊") + 3)
-    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [newer.pk]}
+    assert forgotten_repeats.repeated_in(principal, [node]).turns == {node.pk: [newer.pk]}
     monkeypatch.undo()
     long_turn, = append(principal, "今天天气不错。" * 700 + "我对花生过敏", **FIRST)  # past what capture reads
-    assert forgotten_repeats.repeated_in(principal, [node]) == {node.pk: [older.pk, newer.pk]}
+    assert forgotten_repeats.repeated_in(principal, [node]).turns == {node.pk: [older.pk, newer.pk]}
 
 
 def test_a_forget_of_several_memories_reads_each_turn_once(principal, settings, monkeypatch):
@@ -181,13 +182,63 @@ def test_a_value_that_holds_the_memorys_words_but_says_more_is_another_memory(pr
     assert hidden(bay, butter, no, question, daughter) == [None] * 5
 
 
-def test_a_turn_that_says_something_else_too_stays(principal, settings):
+def test_a_turn_that_says_something_else_too_keeps_that_and_is_hidden(principal, settings):
     """A third review's find: 我对花生和虾过敏 was hidden for good with a forgotten peanut allergy,
-    and the shrimp allergy it also said, never captured, was lost."""
+    and the shrimp allergy it also said, never captured, was lost; left recalled instead, the next
+    capture run learned the forgotten allergy back from it. The forget now captures what else the
+    turn says, as capture would have, and hides it."""
     settings.MEMORY_CAPTURE_THREADS = False
     both, = append(principal, "我对花生和虾过敏，吃了会起疹子", **FIRST)
     capture(principal, "记住，我对花生过敏", owner=SECOND)
-    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
-    assert hidden(both) == [None]
+    peanut = Node.objects.get(team=principal.team, key="allergy")
+    forget(principal, peanut.pk, "hard")
+    assert hidden(both) == [HIDDEN_FOR_GOOD]
+    shrimp = Node.objects.get(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
+    assert (shrimp.value_json, list(shrimp.source_links.values_list("message_id", flat=True))) == ("虾", [both.pk])
+    assert AuditEvent.objects.filter(event_type="memory.node.created", node_id=shrimp.pk).exists()
     call_command("capture_run", stdout=io.StringIO())
+    allergies = Node.objects.filter(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
+    assert list(allergies.values_list("value_json", flat=True)) == ["虾"]
+    block = build(principal, "我能吃花生吗", owner=Owner(**FIRST)).block
+    assert "花生" not in block and "虾" in block
+
+
+def test_a_turn_capture_already_read_is_hidden_and_nothing_is_learned_again(principal, settings):
+    """What capture took from a turn is already stored, or was refused or forgotten since: the
+    forget hides the turn without reading it into memories again."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "记住，我对花生和虾过敏", owner=SECOND)
+    allergies = Node.objects.filter(team=principal.team, key="allergy")
+    shrimp = allergies.get(value_json="虾")
+    forget(principal, shrimp.pk, "hard")
+    [said] = Message.objects.filter(team=principal.team, content="记住，我对花生和虾过敏")
+    assert hidden(said) == [HIDDEN_FOR_GOOD]
+    forget(principal, allergies.get(value_json="花生").pk, "hard")
+    assert not allergies.filter(status=NodeStatus.ACTIVE).exists()
+
+
+def test_a_soft_forget_keeps_the_other_memory_and_a_restore_recalls_the_turn(principal, settings):
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "我对花生和虾过敏", **FIRST)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    peanut = Node.objects.get(team=principal.team, key="allergy")
+    forget(principal, peanut.pk, "soft")
+    assert hidden(both) != [None]
     assert Node.objects.filter(team=principal.team, key="allergy", value_json="虾", status=NodeStatus.ACTIVE).exists()
+    node_restore(principal=principal, node_id=peanut.pk, reason="by mistake", workspace_id="w1")
+    assert hidden(both) == [None]
+
+
+def test_a_source_turn_that_says_something_else_too_keeps_that(principal, settings):
+    """The memory's own source turn, not yet read by capture (an agent cited it), keeps the other
+    memory it says when the forget hides it."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "我对花生和虾过敏", **FIRST)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    peanut = Node.objects.get(team=principal.team, key="allergy")
+    node_cite(principal=principal, node_id=peanut.pk, message_ids=[both.pk], reason="the agent cites it")
+    forget(principal, peanut.pk, "hard")
+    assert hidden(both) == [HIDDEN_FOR_GOOD]
+    kept = Node.objects.get(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
+    assert kept.value_json == "虾"
+    assert AuditEvent.objects.get(event_type="memory.node.created", node_id=kept.pk).reason == forgotten_repeats.KEPT_REASON
