@@ -224,7 +224,7 @@ def _own(name: str, build, *patterns: str) -> Rule:
 SELF = r"(?:我|^)"
 _NOW = r"(?:现在|已经|如今|再也|从来)?"  # 我现在不喜欢芒果冰淇淋了
 # 我在腾讯上班三年了, 已经三年了
-_HOW_LONG_SAID = r"(?:(?:已经|快|都)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月)(?:多)?了?)?"
+_HOW_LONG_SAID = r"(?:(?:已经|快|都|有)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月)(?:多)?了?)?"
 CLAUSE_END = r"(?=[。.!?;~\s]*$)"  # the rest of the clause is its end mark (是一名程序员。)
 ITEM = rf"(?P<item>[{HAN}、和与及]{{1,16}})"  # to the end of the clause: 香菜和葱
 LAZY_ITEM = rf"(?P<item>[{HAN}]{{1,10}}?)"  # as short as the rest allows: 香菜(现在)可以接受一点
@@ -260,7 +260,7 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", fact_builder("lives"), rf"{SELF}{WE}(?:现在)?(?:都|也|一直)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
+    _rule("fact", fact_builder("lives"), rf"{SELF}{WE}(?:现在)?(?:都|也|一直)?住在?(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     # A move is a new home (我搬到上海了, 我们家去年搬到了杭州, 今年又搬回了杭州); not a plan (我想搬到
     # 上海, 我下个月搬去杭州).
