@@ -14,6 +14,7 @@ it never reaches the agent's API call.
 
 import hashlib
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -52,16 +53,20 @@ def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionCont
                     speaker=str((m.metadata or {}).get("speaker", "")))
         for m in messages.order_by("pk")[: limits.CAPTURE_WINDOW_MAX]
     )
+    return ExtractionContext(messages=views, existing=_existing(job.team, session, now), workspace_id=session.workspace_id,
+                             user_id=session.user_id, session_id=session.external_id, now=now)
+
+
+def _existing(team: Team, session: Session, now: datetime, exclude: frozenset[int] = frozenset()) -> tuple[NodeView, ...]:
+    """The active memories the extractor is shown for `session` (the newest 200 in its reach), less `exclude`."""
     owner = Owner(workspace_id=session.workspace_id, user_id=session.user_id, session_id=session.external_id)
-    existing = Node.objects.filter(team=job.team, status=NodeStatus.ACTIVE).filter(unexpired(now)).filter(
-        reach(owner=owner, session=session)).order_by("-updated_at")[:200]
-    nodes = tuple(
+    existing = Node.objects.filter(team=team, status=NodeStatus.ACTIVE).filter(unexpired(now)).filter(
+        reach(owner=owner, session=session)).exclude(pk__in=exclude).order_by("-updated_at")[:200]
+    return tuple(
         NodeView(id=n.pk, scope=n.scope, type=n.type, domain=n.domain, key=n.key, value_json=n.value_json,
                  title=n.title, content=n.content, category_path=tuple(n.category_path))
         for n in existing
     )
-    return ExtractionContext(messages=views, existing=nodes, workspace_id=session.workspace_id,
-                             user_id=session.user_id, session_id=session.external_id, now=now)
 
 
 def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction,
@@ -106,15 +111,25 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
     return counts
 
 
-def capture_turn(*, team: Team, session: Session, message: MessageView, extraction: Extraction, reason: str) -> dict[str, int]:
-    """Apply now what an extractor took from one user turn of `session` (`extraction`: create
-    operations citing `message`), as a capture job applies its window's (_apply: each proposal
-    checked and audited on its own, as capture's principal, with `reason` in the audit), inside
-    the caller's transaction. memory.services.forgotten_repeats calls it for a turn a forget is
-    about to hide before capture read it (R-STORE, R-EXTRACT). Returns counts by outcome."""
-    context = ExtractionContext(messages=(message,), existing=(), workspace_id=session.workspace_id,
-                                user_id=session.user_id, session_id=session.external_id, now=message.created_at)
-    return _apply(capture_principal(team), session, context, extraction, reason=reason)
+def capture_turn(*, team: Team, session: Session, message: MessageView, drop: Callable[[dict], bool], reason: str,
+                 forgotten: frozenset[int] = frozenset()) -> dict[str, int]:
+    """Capture one user turn of `session` now, as a capture job would (the rule extractor, shown
+    the memories in the session's reach less `forgotten`; _apply: each proposal checked and
+    audited on its own, as capture's principal, with `reason`), inside the caller's transaction,
+    leaving out the operations `drop` takes (given the proposal's node body).
+    memory.services.forgotten_repeats calls it for a turn a forget is about to hide before
+    capture read it (R-STORE, R-EXTRACT). Returns counts by outcome (accepted, duplicate, …)."""
+    from memory.capture.rules import RuleExtractor
+
+    now = timezone.now()
+    context = ExtractionContext(messages=(message,), existing=_existing(team, session, now, forgotten),
+                                workspace_id=session.workspace_id, user_id=session.user_id,
+                                session_id=session.external_id, now=now)
+    extraction = RuleExtractor().extract(context)
+    kept = [operation for operation in extraction.operations
+            if not isinstance(operation.get("node"), dict) or not drop(operation["node"])]
+    return _apply(capture_principal(team), session, context, Extraction(operations=kept, extractor=extraction.extractor),
+                  reason=reason)
 
 
 def _cite_repeats(principal: Principal, context: ExtractionContext, extraction: Extraction) -> int:

@@ -25,6 +25,7 @@ complete (old → newer → restored copy). Both audited.
 """
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -83,6 +84,21 @@ class ForgetResult:
     candidates: list[Node] = field(default_factory=list)
     candidate_count: int = 0
     message: str = ""
+
+
+def _selects(selector: ForgetSelector, proposal: dict) -> bool:
+    """Whether a forget by `selector` would take what a proposal's node body says (its domain,
+    type, key, category path, value and sources as given; the scope, which capture's policy
+    decides, is not compared): the memories kept from the turns such a forget hides leave out
+    what it forgets (memory.services.forgotten_repeats.cite_repeats)."""
+    prefix = tuple(selector.category_path_prefix)
+    return ((not selector.domain or proposal.get("domain") == selector.domain)
+            and (not selector.type or proposal.get("type") == selector.type)
+            and (not selector.key or proposal.get("key") == selector.key)
+            and (not prefix or tuple(proposal.get("category_path") or ())[: len(prefix)] == prefix)
+            and (not selector.has_value or proposal.get("value_json") == selector.value_json)
+            and (not selector.source_message_ids
+                 or bool(set(proposal.get("source_message_ids") or ()) & set(selector.source_message_ids))))
 
 
 def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
@@ -198,17 +214,21 @@ def memory_forget(
             for node in Node.objects.filter(team=principal.team, pk__in=ids):
                 words += node_words(node)  # the forget's own reason may quote them too
         # The turns that say them again, read once for all of them (memory.services.forgotten_repeats).
-        repeats = cite_repeats(principal, list(Node.objects.filter(team=principal.team, pk__in=ids)))
+        cited = cite_repeats(principal, list(Node.objects.filter(team=principal.team, pk__in=ids)), hard=mode == "hard",
+                             forgets=None if selector.node_id is not None else partial(_selects, selector))
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
-                        workspace_id=selector.owner.workspace_id, repeats=repeats.get(node_id, 0))
+                        workspace_id=selector.owner.workspace_id, repeats=cited.turns.get(node_id, 0))
         if ids:
             audit_record(principal=principal, event_type="memory.forget",
                          reason=FORGOTTEN if words and quotes(reason, words) else reason,
                          workspace_id=selector.owner.workspace_id, user_id=selector.owner.user_id,
-                         payload={"mode": mode, "count": len(ids), "node_ids": ids,
+                         payload={"mode": mode, "count": len(ids), "node_ids": ids, "kept_memories": cited.kept,
                                   "by": "id" if selector.node_id is not None else "selector"})
     message = f"forgot {len(ids)} {'memory' if len(ids) == 1 else 'memories'} ({mode})" if ids else "nothing to forget"
+    if ids and cited.kept:
+        message += (f"; kept {cited.kept} other {'memory' if cited.kept == 1 else 'memories'} that the turns it hid "
+                    "also said")
     return ForgetResult(mode=mode, deleted_ids=ids, candidate_count=len(ids), message=message)
 
 

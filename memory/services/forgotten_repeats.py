@@ -14,12 +14,16 @@ A turn counts when one thing it yields is the same memory: the same domain and k
 alike and whole in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
 peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
 title. A turn that also says another memory is hidden too (left recalled, capture learned the
-forgotten one back from it): what else it says is captured first (Kept, cite_repeats) when no
-capture job read it yet, so 我对花生和虾过敏 keeps the shrimp allergy when the peanut one is
-forgotten. That capture runs the rule extractor whatever extractor the team uses, and the
-profile takes the new memory at the next consolidation. The same holds for the memory's own
-source turns among those read. Only the user's own conversations that the forgetting key may
-read are searched. A word alone is not enough:
+forgotten one back from it), and what else it says is captured first when no capture job read
+it yet (Kept, cite_repeats; memory.capture.jobs.capture_turn reads it as capture would in its
+conversation), so 我对花生和虾过敏 keeps the shrimp allergy when the peanut one is forgotten.
+What the forgotten memories say, what a memory already hiding the turn says (a soft forget's),
+and what a forget by selector would take is left out. The same holds for the memory's own source
+turns among those read, when the rules read the memory in them. That capture runs the rule
+extractor whatever extractor the team uses, and the profile takes the new memory at the next
+consolidation. A turn hidden while a capture job ran over it, then recalled by a restore, counts
+as read (capture skipped it): what else it says is not kept. Only the user's own conversations
+that the forgetting key may read are searched. A word alone is not enough:
 提醒我周五去上海前带护照 says 上海 but states no home. The forget links them to the memory as
 sources ("said again", as capture cites repeats), so they are hidden with its own turns, and a
 restore recalls them too (memory.services.forgotten_turns); the links stay after a restore.
@@ -28,7 +32,9 @@ what the extractor misreads as the user's own (a story that quotes 我住在杭�
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
@@ -36,11 +42,11 @@ from django.db.models.functions import Substr
 
 from accounts.principal import Principal
 from memory import limits
-from memory.capture.base import Extraction, ExtractionContext, MessageView
+from memory.capture.base import ExtractionContext, MessageView
 from memory.capture.rules import RuleExtractor
 from memory.capture.rules_common import canonical
 from memory.capture_models import CaptureJob, JobKind, JobStatus
-from memory.models import Message, MessageRole, Node, NodeSource, Scope, Session
+from memory.models import HIDDEN_FOR_GOOD, Message, MessageRole, Node, NodeSource, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import query_tokens
 from memory.services.audit import value_strings
@@ -134,41 +140,56 @@ def _sessions_of(principal: Principal, nodes: list[Node]) -> tuple[dict[int, set
 
 @dataclass(frozen=True)
 class Kept:
-    """What a turn a forget hides says besides the forgotten memories, read by no capture job
-    yet: the extractor's create operations for it, applied before the turn is hidden."""
+    """A turn the forget hides that says something besides the forgotten memories and that no
+    capture job read: what else it says is captured before it is hidden. `hidden_by`: the
+    forgotten memories that already hide it (a soft forget's), whose words are not kept either."""
 
     session_id: int
     message: MessageView
-    extraction: Extraction
+    hidden_by: tuple[int, ...] = ()
 
 
 @dataclass
 class Repeats:
     """`turns`: per node, the ids of the user turns other than its sources that say it again,
-    ascending (nodes with none left out); `kept`: what turns to be hidden say besides."""
+    ascending (nodes with none left out); `kept`: the turns to capture first (Kept)."""
 
     turns: dict[int, list[int]] = field(default_factory=dict)
     kept: list[Kept] = field(default_factory=list)
 
 
-def _read_by_capture(session_ids: set[int]) -> dict[int, list[tuple[int, int]]]:
-    """Per session, the message id ranges (after, to] its finished capture jobs read; one statement."""
-    ranges: dict[int, list[tuple[int, int]]] = {}
-    for session_id, after, to in CaptureJob.objects.filter(session_id__in=session_ids, kind=JobKind.CAPTURE,
-                                                           status=JobStatus.DONE).values_list(
-            "session_id", "after_message_id", "to_message_id"):
-        ranges.setdefault(session_id, []).append((after, to))
+@dataclass
+class Cited:
+    """What cite_repeats did: per node, the turns linked; how many memories it kept (accepted)."""
+
+    turns: dict[int, int] = field(default_factory=dict)
+    kept: int = 0
+
+
+def _read_by_capture(session_ids: set[int]) -> dict[int, list[tuple[int, int, datetime]]]:
+    """Per session, the message id ranges (after, to] its finished capture jobs read, and when
+    each finished; one statement."""
+    ranges: dict[int, list[tuple[int, int, datetime]]] = {}
+    for session_id, after, to, finished in CaptureJob.objects.filter(
+            session_id__in=session_ids, kind=JobKind.CAPTURE, status=JobStatus.DONE).values_list(
+            "session_id", "after_message_id", "to_message_id", "updated_at"):
+        ranges.setdefault(session_id, []).append((after, to, finished))
     return ranges
 
 
-def repeated_in(principal: Principal, nodes: list[Node]) -> Repeats:
-    """The user turns that state `nodes` again (see the module docstring) and what turns to be
-    hidden say besides. A turn counts when a proposal of the rule extractor says one of the
-    nodes; what its other proposals say is kept (Kept) when the turn is not hidden yet and no
-    finished capture job read it (one did: what it said is stored, or was refused or forgotten
-    since, and is not learned again), so hiding it loses nothing capture would have learned. At
-    most REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters are read for all of them, the
-    newest first."""
+def _unread(ranges: list[tuple[int, int, datetime]], pk: int, hidden_at: datetime | None) -> bool:
+    """Whether no capture job read turn `pk`: none covers it, or (a turn hidden since `hidden_at`)
+    those that cover it ran while it was hidden, and capture skips hidden turns."""
+    return not any(after < pk <= to and (hidden_at is None or finished < hidden_at) for after, to, finished in ranges)
+
+
+def repeated_in(principal: Principal, nodes: list[Node], *, hard: bool = False) -> Repeats:
+    """The user turns that state `nodes` again (see the module docstring), and those of them and
+    of the nodes' own sources to capture before they are hidden (Kept): a turn that says
+    something besides and that no capture job read. A turn already hidden by a soft forget is
+    kept only by a hard forget (which hides it for good; a soft one leaves it to that memory's
+    restore); one hidden for good, never. At most REPEATS_READ_MAX turns and REPEATS_CHARS_MAX
+    characters are read for all of them, the newest first."""
     words = list(dict.fromkeys(token for node in nodes for token in _words(node)))[:_ALL_WORDS_MAX]
     if not words:
         return Repeats()
@@ -181,9 +202,9 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> Repeats:
              .values_list("pk", "session_id", "start", "created_at", "metadata", "memory_forgotten_at")[:REPEATS_READ_MAX])
     extractor = RuleExtractor()
     found = Repeats()
-    read: dict[int, list[tuple[int, int]]] | None = None
+    candidates: list[tuple[int, MessageView, datetime | None]] = []
     budget = REPEATS_CHARS_MAX
-    for pk, session_id, content, created_at, metadata, forgotten_at in turns:
+    for pk, session_id, content, created_at, metadata, hidden_at in turns:
         budget -= len(content)
         if budget < 0:
             break
@@ -191,9 +212,8 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> Repeats:
                            speaker=str((metadata or {}).get("speaker", "")))
         context = ExtractionContext(messages=(view,), existing=(), workspace_id="", user_id="", session_id="",
                                     now=created_at)
-        extraction = extractor.extract(context)
-        operations = [operation for operation in extraction.operations if operation["operation"] == "create"]
-        said = [_proposed(principal, operation["node"]) for operation in operations]
+        said = [_proposed(principal, operation["node"]) for operation in extractor.extract(context).operations
+                if operation["operation"] == "create"]
         saying: set[int] = set()
         for node in nodes:
             if session_id not in sessions[node.pk]:
@@ -202,35 +222,56 @@ def repeated_in(principal: Principal, nodes: list[Node]) -> Repeats:
             saying |= hits
             if hits and pk not in sources[node.pk]:
                 found.turns.setdefault(node.pk, []).append(pk)
-        others = [operation for index, operation in enumerate(operations) if index not in saying]
-        if saying and others and forgotten_at is None:
-            read = _read_by_capture(set().union(*sessions.values())) if read is None else read
-            if not any(after < pk <= to for after, to in read.get(session_id, ())):
-                found.kept.append(Kept(session_id=session_id, message=view,
-                                       extraction=Extraction(operations=others, extractor=extraction.extractor)))
+        if saying and len(saying) < len(said) and hidden_at != HIDDEN_FOR_GOOD and (hard or hidden_at is None):
+            candidates.append((session_id, view, hidden_at))
+    if candidates:
+        read = _read_by_capture({session_id for session_id, _, _ in candidates})
+        hiders: dict[int, list[int]] = {}
+        for message_id, node_id in NodeSource.objects.filter(
+                message_id__in=[view.id for _, view, hidden_at in candidates if hidden_at is not None],
+                node__status=NodeStatus.DELETED).values_list("message_id", "node_id"):
+            hiders.setdefault(message_id, []).append(node_id)
+        found.kept = [Kept(session_id=session_id, message=view, hidden_by=tuple(hiders.get(view.id, ())))
+                      for session_id, view, hidden_at in candidates
+                      if _unread(read.get(session_id, []), view.id, hidden_at)]
     found.turns = {node_id: sorted(set(turn_ids)) for node_id, turn_ids in found.turns.items()}
     return found
 
 
-def cite_repeats(principal: Principal, nodes: list[Node]) -> dict[int, int]:
-    """Capture what turns to be hidden say besides `nodes` (Kept; memory.capture.jobs.capture_turn),
-    then link the turns `repeated_in` finds to each of `nodes` as sources, after its own; returns
-    {node id: how many linked}. Called inside the forget's transaction, which audits the counts;
-    each memory kept is audited as capture's, with the reason KEPT_REASON."""
+def cite_repeats(principal: Principal, nodes: list[Node], *, hard: bool = False,
+                 forgets: Callable[[dict], bool] | None = None) -> Cited:
+    """Capture the turns to be hidden that say something besides `nodes` (Kept;
+    memory.capture.jobs.capture_turn, audited as capture's with the reason KEPT_REASON), leaving
+    out what says one of `nodes` or of the memories already hiding the turn, and what `forgets`
+    takes (a forget by selector: it keeps nothing it would forget); then link the turns
+    `repeated_in` finds to each of `nodes` as sources, after its own. Called inside the forget's
+    transaction (`hard`: the forget's mode), which audits the counts."""
     from memory.capture.jobs import capture_turn
 
-    repeats = repeated_in(principal, nodes)
+    repeats = repeated_in(principal, nodes, hard=hard)
+    cited = Cited()
     if repeats.kept:
         owned = Session.objects.in_bulk({kept.session_id for kept in repeats.kept})
+        hiding = Node.objects.in_bulk({node_id for kept in repeats.kept for node_id in kept.hidden_by})
+        forgotten = frozenset(node.pk for node in nodes)
         for kept in repeats.kept:
-            capture_turn(team=principal.team, session=owned[kept.session_id], message=kept.message,
-                         extraction=kept.extraction, reason=KEPT_REASON)
+            against = [*nodes, *(hiding[node_id] for node_id in kept.hidden_by if node_id in hiding)]
+            wanted = {node.pk: _value_words(node.value_json) for node in against}
+
+            def drop(proposal: dict, against=against, wanted=wanted) -> bool:
+                proposed = _proposed(principal, proposal)
+                return any(_says(proposed, node, wanted[node.pk]) for node in against) or bool(forgets and forgets(proposal))
+
+            counts = capture_turn(team=principal.team, session=owned[kept.session_id], message=kept.message, drop=drop,
+                                  reason=KEPT_REASON, forgotten=forgotten)
+            cited.kept += counts.get("accepted", 0)
     if not repeats.turns:
-        return {}
+        return cited
     start = dict.fromkeys(repeats.turns, 0)
     for node_id, position in NodeSource.objects.filter(node_id__in=repeats.turns).values_list("node_id", "position"):
         start[node_id] = max(start[node_id], position + 1)
     NodeSource.objects.bulk_create([NodeSource(node_id=node_id, message_id=message_id, position=start[node_id] + index)
                                     for node_id, turn_ids in repeats.turns.items()
                                     for index, message_id in enumerate(turn_ids)])
-    return {node_id: len(turn_ids) for node_id, turn_ids in repeats.turns.items()}
+    cited.turns = {node_id: len(turn_ids) for node_id, turn_ids in repeats.turns.items()}
+    return cited

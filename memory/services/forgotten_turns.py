@@ -47,16 +47,19 @@ def _said_by(principal: Principal, node_ids: list[int]) -> list[int]:
 
 
 def forget_turns(*, principal: Principal, node: Node, now: datetime, words: list[str], hard: bool = False,
-                 repeats: int | None = None) -> tuple[int, int, int]:
-    """What a forget of `node` does to the conversations it was taken from: links the user's
-    turns that say it again as its sources (memory.services.forgotten_repeats; `repeats` is how
-    many the caller already linked, as memory_forget does for all its nodes at once, or None to
-    look for them here), hides its turns (_hide) and strips their summaries (_strip_summaries).
-    Call before the node's source links are deleted; returns (turns marked, summaries changed,
-    repeats linked)."""
-    cited = cite_repeats(principal, [node]).get(node.pk, 0) if repeats is None else repeats
+                 repeats: int | None = None) -> tuple[int, int, int, int]:
+    """What a forget of `node` does to the conversations it was taken from: captures what else
+    the turns it hides say and links the user's turns that say it again as its sources
+    (memory.services.forgotten_repeats; `repeats` is how many the caller already linked, as
+    memory_forget does for all its nodes at once, or None to do it here), hides its turns
+    (_hide) and strips their summaries (_strip_summaries). Call before the node's source links
+    are deleted; returns (turns marked, summaries changed, repeats linked, memories kept)."""
+    kept = 0
+    if repeats is None:
+        cited = cite_repeats(principal, [node], hard=hard)
+        repeats, kept = cited.turns.get(node.pk, 0), cited.kept
     said = _said_by(principal, [node.pk])
-    return _hide(principal, said, now=now, hard=hard), _strip_summaries(principal, node, said, words), cited
+    return _hide(principal, said, now=now, hard=hard), _strip_summaries(principal, node, said, words), repeats, kept
 
 
 def _hide(principal: Principal, said: list[int], *, now: datetime, hard: bool) -> int:

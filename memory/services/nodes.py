@@ -405,7 +405,8 @@ def node_delete(
     (memory.services.forgotten_turns.forget_turns). The user's other turns that state it again
     go with them (linked as its sources first; memory.services.forgotten_repeats; `repeats`:
     how many the caller already linked, None to look for them here). The audit event counts
-    them (`hidden_messages`, `stripped_summaries`, `repeated_messages`).
+    them (`hidden_messages`, `stripped_summaries`, `repeated_messages`), and the memories kept
+    from what else the hidden turns say (`kept_memories`).
     Raises InvalidInput (bad mode), NotFound, Conflict (soft delete of a deleted node).
     """
     if mode not in ("soft", "hard"):
@@ -422,16 +423,16 @@ def node_delete(
             node.updated_at = now
             node.save(update_fields=["status", "updated_at"])
             words = node_words(node)
-            hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words,
-                                                      repeats=repeats)
+            hidden, summaries, repeats, kept = forget_turns(principal=principal, node=node, now=now, words=words,
+                                                            repeats=repeats)
             audit_record(principal=principal, event_type="memory.node.deleted", node=node, reason=reason,
                          payload={"mode": "soft", "previous_status": previous, "hidden_messages": hidden,
-                                  "stripped_summaries": summaries, "repeated_messages": repeats})
+                                  "stripped_summaries": summaries, "repeated_messages": repeats, "kept_memories": kept})
             return
         session, workspace, user = node.session, node.workspace_id, node.user_id
         words = node_words(node)
-        hidden, summaries, repeats = forget_turns(principal=principal, node=node, now=now, words=words, hard=True,
-                                                  repeats=repeats)
+        hidden, summaries, repeats, kept = forget_turns(principal=principal, node=node, now=now, words=words, hard=True,
+                                                        repeats=repeats)
         redacted = audit_redact_node(principal=principal, node_id=node.pk, words=words)
         profile_forget_nodes(team=principal.team, node_ids=[node.pk], principal=principal)
         node.delete()
@@ -439,6 +440,7 @@ def node_delete(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
             workspace_id=workspace, user_id=user, reason=FORGOTTEN if quotes(reason, words) else reason,
             payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
-                     "hidden_messages": hidden, "stripped_summaries": summaries, "repeated_messages": repeats},
+                     "hidden_messages": hidden, "stripped_summaries": summaries, "repeated_messages": repeats,
+                     "kept_memories": kept},
         )
 

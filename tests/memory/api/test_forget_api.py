@@ -43,7 +43,7 @@ def test_forget_one_exact_match_softly_without_confirmation(agent_client, cilant
     events = AuditEvent.objects.filter(node_id=cilantro.pk, event_type="memory.node.deleted")
     assert events.count() == 1 and events.get().reason == "用户要求忘记"
     summary = AuditEvent.objects.get(event_type="memory.forget")
-    assert summary.payload == {"mode": "soft", "count": 1, "node_ids": [cilantro.pk], "by": "selector"}
+    assert summary.payload == {"mode": "soft", "count": 1, "node_ids": [cilantro.pk], "kept_memories": 0, "by": "selector"}
 
 
 def test_several_candidates_need_confirmation_and_nothing_changes_until_then(agent_client, principal):

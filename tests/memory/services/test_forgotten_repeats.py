@@ -12,7 +12,8 @@ from memory.models import HIDDEN_FOR_GOOD, AuditEvent, Message, Node, NodeSource
 from memory.selectors.nodes import Owner
 from memory.services import forgotten_repeats
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
-from memory.services.upsert import node_cite
+from memory.services.node_input import NodeInput
+from memory.services.upsert import node_cite, node_upsert
 from tests.helpers import append
 from tests.memory.capture.test_rules_apply import capture
 from tests.memory.selectors.test_context import build
@@ -242,3 +243,65 @@ def test_a_source_turn_that_says_something_else_too_keeps_that(principal, settin
     kept = Node.objects.get(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
     assert kept.value_json == "虾"
     assert AuditEvent.objects.get(event_type="memory.node.created", node_id=kept.pk).reason == forgotten_repeats.KEPT_REASON
+
+
+def test_a_forget_by_selector_keeps_nothing_it_would_forget(principal, settings):
+    """A review's find: "forget all my allergies" (key allergy) kept the shrimp allergy that
+    "I'm allergic to peanuts and shrimp" also said, so one allergy stayed after forgetting all."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "I'm allergic to peanuts and shrimp", **FIRST)
+    capture(principal, "Remember, I'm allergic to peanuts", owner=SECOND)
+    result = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**SECOND), key="allergy"),
+                           mode="hard", reason="forget all my allergies", confirm=True)
+    assert (result.message, hidden(both)) == ("forgot 1 memory (hard)", [HIDDEN_FOR_GOOD])
+    assert not Node.objects.filter(team=principal.team, key="allergy").exists()
+    assert AuditEvent.objects.get(event_type="memory.forget").payload["kept_memories"] == 0
+
+
+def test_a_forget_by_id_says_what_it_kept(principal, settings):
+    settings.MEMORY_CAPTURE_THREADS = False
+    append(principal, "I'm allergic to peanuts and shrimp", **FIRST)
+    capture(principal, "Remember, I'm allergic to peanuts", owner=SECOND)
+    result = forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    assert result.message == "forgot 1 memory (hard); kept 1 other memory that the turns it hid also said"
+    assert AuditEvent.objects.get(event_type="memory.forget").payload["kept_memories"] == 1
+    assert list(Node.objects.filter(team=principal.team, key="allergy").values_list("value_json", flat=True)) == ["shrimp"]
+
+
+def test_what_is_kept_is_read_as_capture_reads_it_in_its_conversation(principal, settings):
+    """A review's find: read without the conversation's workspace and memories, a decision was
+    kept as a session memory (capture makes it a workspace one) and "周报写完了" made a stray task
+    instead of closing the open one."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "待办：写周报", owner=FIRST)
+    task = Node.objects.get(team=principal.team, type="task")
+    turn, = append(principal, "我对花生过敏。我们决定用 Redis 做队列。周报写完了", **FIRST)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    assert hidden(turn) == [HIDDEN_FOR_GOOD]
+    decision = Node.objects.get(team=principal.team, type="decision", status=NodeStatus.ACTIVE)
+    assert decision.scope == "workspace"
+    task.refresh_from_db()
+    assert task.status != NodeStatus.ACTIVE  # closed: superseded by the done version
+    assert Node.objects.filter(team=principal.team, type="task", status=NodeStatus.ACTIVE).count() == 1
+
+
+def test_a_turn_a_soft_forget_hid_keeps_what_else_it_says_when_a_hard_forget_hides_it_for_good(principal, settings):
+    """A review's find: the turn, hidden by the soft forget of an agent's note (in words the rules
+    do not read, so nothing was kept then) before capture read it, was hidden for good by a hard
+    forget of the peanut allergy, and the shrimp allergy it also said was lost (the note's restore
+    would have recalled it)."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "我对花生和虾过敏，吃了会起疹子", **FIRST)
+    note = node_upsert(principal=principal, data=NodeInput(
+        scope="user", user_id="u1", workspace_id="w1", type="fact", title="第一次聊天的要点",
+        source_message_ids=(both.pk,))).node
+    forget(principal, note.pk, "soft")
+    assert hidden(both) != [None]
+    assert not Node.objects.filter(team=principal.team, key="allergy").exists()  # the rules read no note in it
+    call_command("capture_run", stdout=io.StringIO())  # capture skips the hidden turn
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    assert hidden(both) == [HIDDEN_FOR_GOOD]
+    active = Node.objects.filter(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
+    assert list(active.values_list("value_json", flat=True)) == ["虾"]
