@@ -233,8 +233,6 @@ RULES = (
           subjects=SUBJECTS),
     _rule("allergy", _allergy,
           rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so))?\s+allergic\s+to\s+{ITEM}{END_WHOLE}",
-          # A possible allergy is kept as one, as in Chinese (我可能对花生过敏): safer not to serve it.
-          rf"\bI\s+(?:might|may|could)\s+(?:also\s+)?be\s+allergic\s+to\s+{ITEM}{END_WHOLE}",
           rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b", subjects=SUBJECTS),
     _rule("diet", _diet,
           rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b",

@@ -125,9 +125,6 @@ def test_only_user_messages_are_sources():
     ("我对花生过敏", ("constraint", "生活技能", "allergy", "花生", "用户对花生过敏")),
     ("I'm allergic to peanuts", ("constraint", "生活技能", "allergy", "peanuts", "User is allergic to peanuts")),
     ("I'm allergic to cats", ("constraint", "general", "", "cats", "User is allergic to cats")),
-    # A possible allergy is kept as one in both languages (safer not to serve it).
-    ("I might be allergic to peanuts", ("constraint", "生活技能", "allergy", "peanuts", "User is allergic to peanuts")),
-    ("我可能对花生过敏", ("constraint", "生活技能", "allergy", "花生", "用户对花生过敏")),
     ("我喜欢川菜", ("preference", "生活技能", "preferred_cuisine", "川菜", "用户喜欢川菜")),
     ("I love Italian food", ("preference", "生活技能", "preferred_cuisine", "Italian", "User likes Italian food")),
     ("I'm vegetarian", ("preference", "生活技能", "dietary_restriction", "vegetarian", "User is vegetarian")),
@@ -485,8 +482,6 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     ("I'm a Doctor Who fan", []),
     ("I'm a terrible driver", []),
     ("I'm allergic to peanuts? No way", []),
-    ("I might not be allergic to peanuts", []), ("My son might be allergic to peanuts", []),
-    ("Could I be allergic to peanuts?", []),
     ("I love spicy food? Not really", []),
     ("我不" + "算太" * 30 + "的吃辣", ["用户偏好吃辣"]),  # each repeat had doubled the time: hours at 30
     ("我叫小红，小明是我男朋友，是医生", ["用户叫小红"]),
