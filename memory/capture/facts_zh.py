@@ -8,7 +8,9 @@ import re
 from memory.capture.rules_common import Finding
 from memory.capture.words_zh import HAN, OTHERS, PRONOUN, TAIL, say
 
-_HOW_LONG = re.compile(r"(?:已经|快|都|有)?[0-9一二三四五六七八九十两几多半]+(?:个)?(?:年|个月|月|天|周)(?:多)?(?:了)?$")
+# How long, said after the place (北京三年了, 杭州有两年半了, 杭州三个多月了, 杭州好多年了, 杭州一辈子了).
+_HOW_LONG = re.compile(r"(?:已经|快|都|有)?(?:[0-9一二三四五六七八九十两几多半好]+(?:个)?多?(?:年|个月|月|天|周|星期|礼拜)半?多?"
+                       r"|一辈子|至今)(?:了)?$")
 
 
 # The user alone or with others (我们, 我家, 我们一家, 我和老公都, 我和老公一起): a home is theirs
@@ -31,9 +33,7 @@ _NOT_PLACE_START = ("同一", "同个", "同栋", "同楼", "同小区", "一个
 # 上海后就胖, 北京的一家公司).
 _NOT_IN_PLACE = re.compile(r"[的很挺不吗呢吧啊胖瘦累忙有]|时候|习惯|以后|之后|之前|以前|前$|时$|后就|后来|就|还要|不错"
                            r"|一段|一阵|几天|住[一两几上]")  # 搬到杭州住一段时间: a stay, not a home
-# After 住 without 在, words that make it no home (我住院了, 我住校, 我住过杭州, 我住得远), and a floor
-# or a room rather than a place (我住三楼, 我住302室).
-_NOT_AFTER_LIVE = ("院", "校", "宿", "得", "不", "过", "了", "着", "进", "满", "下", "惯", "店")
+# A floor or a room rather than a place (我住在三楼, 我住在302室).
 _ROOM = ("楼", "层", "室", "号", "单元", "栋", "号楼")
 # A stay, not a home, said around it (这次出差我和同事住在杭州, 我和朋友住在三亚，玩得很开心).
 _STAY = re.compile(r"出差|旅游|旅行|度假|这次|假期|放假|国庆|春节|过年|五一|十一|玩得|玩了|[一两几三四五六七八九十]天"
@@ -70,11 +70,9 @@ def said_as_fact(match: re.Match[str], message: str) -> bool:
 
 
 def _no_home(item: str, match: re.Match[str], message: str, group: str) -> bool:
-    """Whether the place a home rule read is none (住在酒店; 住在外婆家: someone's home; 住三楼: a floor;
-    住院, 住过杭州: no place or no home now, _NOT_AFTER_LIVE) or a stay (_STAY, around it or in it)."""
-    right_after_live = match.string[match.start(group) - 1 : match.start(group)] == "住"  # 住杭州, not 住在杭州
+    """Whether the place a home rule read is none (住在酒店; 住在外婆家: someone's home; 住在三楼: a
+    floor) or a stay (_STAY, around it or in it)."""
     return (item in _NOT_HOMES or item.endswith("家") or item.endswith(_ROOM) or _STAY.search(match[group])
-            or (right_after_live and match[group].startswith(_NOT_AFTER_LIVE))
             or any(_STAY.search(part) for part in around(match, message)))
 
 

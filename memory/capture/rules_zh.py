@@ -260,7 +260,7 @@ RULES = (
           r"(?:待办|todo|to-do)\s*:\s*(?P<x>[^。!?;]{2,80})", r"提醒我(?P<x>[^,。!?;]{2,60})",
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
-    _rule("fact", fact_builder("lives"), rf"{SELF}{WE}(?:现在)?(?:都|也|一直)?住在?(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
+    _rule("fact", fact_builder("lives"), rf"{SELF}{WE}(?:现在)?(?:都|也|一直)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     # A move is a new home (我搬到上海了, 我们家去年搬到了杭州, 今年又搬回了杭州); not a plan (我想搬到
     # 上海, 我下个月搬去杭州).

@@ -171,10 +171,11 @@ def test_capture_s_old_english_work_notes_are_replaced_by_their_kind(principal):
     ("国庆我和家人住在三亚", "杭州"), ("我和朋友住在如家", "杭州"), ("我和孩子住在外婆家", "杭州"),
     ("我和爸妈住在老房子", "杭州"), ("我搬到上海住一段时间", "杭州"), ("我和老公搬到上海住几天", "杭州"),
     ("我希望你记住我住在上海", "上海"), ("我住在上海，不可能搬走", "上海"), ("我住在上海，才怪", "杭州"),
-    # 住 without 在; what follows it that is no home now, a floor or a room; how long, said with 有.
-    ("我住上海", "上海"), ("我家住上海", "上海"), ("我住上海有三年了", "上海"), ("我住院了", "杭州"),
-    ("我住校", "杭州"), ("我住过上海", "杭州"), ("我住三楼", "杭州"), ("我住302室", "杭州"), ("我住得很远", "杭州"),
-    ("我住在上海有点远", "杭州"), ("我住上海吗", "杭州"), ("我妈住上海", "杭州"),
+    # How long, said after the place, is left out of it; a floor or a room is no place; 有 in it
+    # says something else. (住 alone is not read: 我住到月底, 我住多久, 我住302, 我住病房.)
+    ("我住在上海有三年了", "上海"), ("我住在上海两年半了", "上海"), ("我住在上海三个多月了", "上海"),
+    ("我住在上海好多年了", "上海"), ("我住在上海一辈子了", "上海"), ("我住在三楼", "杭州"), ("我住在302室", "杭州"),
+    ("我住在上海有点远", "杭州"), ("我住上海", "杭州"), ("我住到月底", "杭州"), ("我住院了", "杭州"),
     # Whom the user lives with, said between "live" and the place; a review's finds: a month, a
     # stay, a question without its mark, an idiom after "the".
     ("I live with my parents in Boston", "Boston"), ("I live with my wife and two kids in Denver.", "Denver"),
