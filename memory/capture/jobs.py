@@ -113,21 +113,23 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
 
 def capture_turn(*, team: Team, session: Session, message: MessageView, drop: Callable[[dict], bool], reason: str,
                  forgotten: frozenset[int] = frozenset()) -> dict[str, int]:
-    """Capture one user turn of `session` now, as a capture job would (the rule extractor, shown
-    the memories in the session's reach less `forgotten`; _apply: each proposal checked and
-    audited on its own, as capture's principal, with `reason`), inside the caller's transaction,
-    leaving out the operations `drop` takes (given the proposal's node body).
+    """Capture one user turn of `session` now, as a capture job would have when it was said (the
+    rule extractor at the turn's time, shown the memories in the session's reach less
+    `forgotten`; _apply: each proposal checked and audited on its own, as capture's principal,
+    with `reason`), inside the caller's transaction, leaving out the operations `drop` takes
+    (given the operation) and the passing states already over (expires_at before now).
     memory.services.forgotten_repeats calls it for a turn a forget is about to hide before
     capture read it (R-STORE, R-EXTRACT). Returns counts by outcome (accepted, duplicate, …)."""
     from memory.capture.rules import RuleExtractor
 
-    now = timezone.now()
-    context = ExtractionContext(messages=(message,), existing=_existing(team, session, now, forgotten),
+    context = ExtractionContext(messages=(message,), existing=_existing(team, session, timezone.now(), forgotten),
                                 workspace_id=session.workspace_id, user_id=session.user_id,
-                                session_id=session.external_id, now=now)
+                                session_id=session.external_id, now=message.created_at)
     extraction = RuleExtractor().extract(context)
+    now = timezone.now()
     kept = [operation for operation in extraction.operations
-            if not isinstance(operation.get("node"), dict) or not drop(operation["node"])]
+            if isinstance(operation.get("node"), dict) and not drop(operation)
+            and not (operation["node"].get("expires_at") and datetime.fromisoformat(operation["node"]["expires_at"]) <= now)]
     return _apply(capture_principal(team), session, context, Extraction(operations=kept, extractor=extraction.extractor),
                   reason=reason)
 

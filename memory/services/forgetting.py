@@ -86,19 +86,28 @@ class ForgetResult:
     message: str = ""
 
 
-def _selects(selector: ForgetSelector, proposal: dict) -> bool:
-    """Whether a forget by `selector` would take what a proposal's node body says (its domain,
-    type, key, category path, value and sources as given; the scope, which capture's policy
-    decides, is not compared): the memories kept from the turns such a forget hides leave out
-    what it forgets (memory.services.forgotten_repeats.cite_repeats)."""
+def _selects(team, selector: ForgetSelector, proposal: dict) -> bool:
+    """Whether a forget by `selector` would take what a proposal's node body says: its domain,
+    type, category path and sources as given, its key and value in the schema's words (as
+    _candidates matches them: disliked_ingredient is avoid_ingredient); the scope, which
+    capture's policy decides, is not compared. The memories kept from the turns such a forget
+    hides leave out what it forgets (memory.services.forgotten_repeats.cite_repeats)."""
     prefix = tuple(selector.category_path_prefix)
-    return ((not selector.domain or proposal.get("domain") == selector.domain)
-            and (not selector.type or proposal.get("type") == selector.type)
-            and (not selector.key or proposal.get("key") == selector.key)
-            and (not prefix or tuple(proposal.get("category_path") or ())[: len(prefix)] == prefix)
-            and (not selector.has_value or proposal.get("value_json") == selector.value_json)
-            and (not selector.source_message_ids
-                 or bool(set(proposal.get("source_message_ids") or ()) & set(selector.source_message_ids))))
+    if ((selector.domain and proposal.get("domain") != selector.domain)
+            or (selector.type and proposal.get("type") != selector.type)
+            or (prefix and tuple(proposal.get("category_path") or ())[: len(prefix)] != prefix)
+            or (selector.source_message_ids
+                and not set(proposal.get("source_message_ids") or ()) & set(selector.source_message_ids))):
+        return False
+    if not (selector.key or selector.has_value):
+        return True
+    key, value = schema_terms(team=team, domain=selector.domain, key=selector.key, value=selector.value_json,
+                              has_value=selector.has_value)
+    said_key, said_value = schema_terms(team=team, domain=str(proposal.get("domain") or ""),
+                                        key=str(proposal.get("key") or ""), value=proposal.get("value_json"),
+                                        has_value=True)
+    return ((not key or said_key == key)
+            and (not selector.has_value or value_hash(said_value) == value_hash(value)))
 
 
 def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
@@ -215,7 +224,7 @@ def memory_forget(
                 words += node_words(node)  # the forget's own reason may quote them too
         # The turns that say them again, read once for all of them (memory.services.forgotten_repeats).
         cited = cite_repeats(principal, list(Node.objects.filter(team=principal.team, pk__in=ids)), hard=mode == "hard",
-                             forgets=None if selector.node_id is not None else partial(_selects, selector))
+                             forgets=None if selector.node_id is not None else partial(_selects, principal.team, selector))
         for node_id in ids:
             node_delete(principal=principal, node_id=node_id, mode=mode, reason=reason,
                         workspace_id=selector.owner.workspace_id, repeats=cited.turns.get(node_id, 0))

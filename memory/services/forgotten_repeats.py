@@ -18,8 +18,10 @@ forgotten one back from it), and what else it says is captured first when no cap
 it yet (Kept, cite_repeats; memory.capture.jobs.capture_turn reads it as capture would in its
 conversation), so 我对花生和虾过敏 keeps the shrimp allergy when the peanut one is forgotten.
 What the forgotten memories say, what a memory already hiding the turn says (a soft forget's),
-and what a forget by selector would take is left out. The same holds for the memory's own source
-turns among those read, when the rules read the memory in them. That capture runs the rule
+what a forget by selector would take (in the schema's words), what would replace a memory the
+user changed since the turn (_said_since) and a passing state already over are left out. The
+same holds for the memory's own source turns among those read, when the rules read the memory
+in them. That capture runs the rule
 extractor whatever extractor the team uses, and the profile takes the new memory at the next
 consolidation. A turn hidden while a capture job ran over it, then recalled by a restore, counts
 as read (capture skipped it): what else it says is not kept. Only the user's own conversations
@@ -49,6 +51,7 @@ from memory.capture_models import CaptureJob, JobKind, JobStatus
 from memory.models import HIDDEN_FOR_GOOD, Message, MessageRole, Node, NodeSource, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
 from memory.search.text import query_tokens
+from memory.selectors.nodes import Owner, reach
 from memory.services.audit import value_strings
 from memory.services.schema import schema_terms
 
@@ -238,6 +241,21 @@ def repeated_in(principal: Principal, nodes: list[Node], *, hard: bool = False) 
     return found
 
 
+def _said_since(principal: Principal, session: Session, operation: dict, proposed: tuple, said_at: datetime) -> bool:
+    """Whether the user said something newer than a turn said at `said_at` that a proposal from it
+    would replace: the memory a supersede targets, or the active one-valued memory of its key
+    in the conversation's reach (slot ""), changed since. An old turn read late does not undo a
+    later move (我住在杭州 read after 记住，我搬到上海了)."""
+    newer = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, updated_at__gt=said_at)
+    if operation.get("target_id") is not None:
+        return newer.filter(pk=operation["target_id"]).exists()
+    domain, key, _, _ = proposed
+    if not key:
+        return False
+    owner = Owner(workspace_id=session.workspace_id, user_id=session.user_id, session_id=session.external_id)
+    return newer.filter(domain=domain, key=key, slot="").filter(reach(owner=owner, session=session)).exists()
+
+
 def cite_repeats(principal: Principal, nodes: list[Node], *, hard: bool = False,
                  forgets: Callable[[dict], bool] | None = None) -> Cited:
     """Capture the turns to be hidden that say something besides `nodes` (Kept;
@@ -258,9 +276,11 @@ def cite_repeats(principal: Principal, nodes: list[Node], *, hard: bool = False,
             against = [*nodes, *(hiding[node_id] for node_id in kept.hidden_by if node_id in hiding)]
             wanted = {node.pk: _value_words(node.value_json) for node in against}
 
-            def drop(proposal: dict, against=against, wanted=wanted) -> bool:
-                proposed = _proposed(principal, proposal)
-                return any(_says(proposed, node, wanted[node.pk]) for node in against) or bool(forgets and forgets(proposal))
+            def drop(operation: dict, against=against, wanted=wanted, kept=kept) -> bool:
+                proposed = _proposed(principal, operation["node"])
+                return (any(_says(proposed, node, wanted[node.pk]) for node in against)
+                        or bool(forgets and forgets(operation["node"]))
+                        or _said_since(principal, owned[kept.session_id], operation, proposed, kept.message.created_at))
 
             counts = capture_turn(team=principal.team, session=owned[kept.session_id], message=kept.message, drop=drop,
                                   reason=KEPT_REASON, forgotten=forgotten)

@@ -4,9 +4,11 @@ hard-forgetting the memory left both turns recalled as earlier messages, and the
 run learned the allergy back twice, as session memories."""
 
 import io
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from memory.models import HIDDEN_FOR_GOOD, AuditEvent, Message, Node, NodeSource, NodeStatus
 from memory.selectors.nodes import Owner
@@ -305,3 +307,40 @@ def test_a_turn_a_soft_forget_hid_keeps_what_else_it_says_when_a_hard_forget_hid
     assert hidden(both) == [HIDDEN_FOR_GOOD]
     active = Node.objects.filter(team=principal.team, key="allergy", status=NodeStatus.ACTIVE)
     assert list(active.values_list("value_json", flat=True)) == ["虾"]
+
+
+def test_a_forget_by_selector_keeps_nothing_it_would_forget_by_a_synonym_of_its_key(principal, settings):
+    """A review's find: forgetting by key disliked_ingredient (the schema's synonym of
+    avoid_ingredient) kept 葱 from "我不吃香菜和葱"."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    append(principal, "我不吃香菜和葱", **FIRST)
+    capture(principal, "记住，我不吃香菜", owner=SECOND)
+    result = memory_forget(principal=principal, selector=ForgetSelector(
+        owner=Owner(**SECOND), domain="生活技能", key="disliked_ingredient"), mode="hard", reason="不记了", confirm=True)
+    assert result.message == "forgot 1 memory (hard)"
+    assert not Node.objects.filter(team=principal.team, key="avoid_ingredient").exists()
+
+
+def test_a_kept_memory_does_not_replace_what_the_user_said_since(principal, settings):
+    """A review's find: 我住在杭州, said before "记住，我搬到上海了" and read only by the forget of
+    the peanut allergy it also said, moved the user back to 杭州."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    append(principal, "我对花生过敏，我住在杭州", **FIRST)
+    capture(principal, "记住，我住在杭州", owner=SECOND)
+    capture(principal, "记住，我搬到上海了", owner=SECOND)
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    homes = Node.objects.filter(team=principal.team, key="home", status=NodeStatus.ACTIVE)
+    assert list(homes.values_list("value_json", flat=True)) == [{"lives": "上海"}]
+
+
+def test_a_passing_state_said_long_ago_is_not_kept(principal, settings):
+    """A review's find: "今天有点发烧" said a month ago was kept as today's fever, expiring tomorrow."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    both, = append(principal, "我对花生和虾过敏，今天有点发烧", **FIRST)
+    Message.objects.filter(pk=both.pk).update(created_at=timezone.now() - timedelta(days=30))
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    forget(principal, Node.objects.get(team=principal.team, key="allergy").pk, "hard")
+    active = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE)
+    assert not active.filter(title__contains="发烧").exists()
+    assert "发烧" not in build(principal, "我今天怎么样", owner=Owner(**FIRST)).block
