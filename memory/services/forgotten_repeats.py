@@ -10,8 +10,8 @@ hard-forgotten peanut allergy came back twice, as session memories of two conver
 conversations that hold one of its words (the keyword index; newest first, within
 REPEATS_READ_MAX turns and REPEATS_CHARS_MAX characters) are read one by one by the rule
 extractor (memory.capture.rules, also where an LLM extracts: it is deterministic and offline).
-A turn counts when one thing it yields is the same memory: the same domain and key and the value said
-alike and whole in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
+A turn counts when one thing it yields is the same memory: the same domain and key and the value
+said alike and whole in the schema's words (memory.services.schema; 杭州市 says 杭州, peanut says
 peanuts, 杭州湾 and 花生酱 say something else), or for a keyless note (an agent's) the same
 title. A turn that also says another memory is hidden too (left recalled, capture learned the
 forgotten one back from it), and what else it says is captured first when no capture job read
@@ -21,12 +21,11 @@ What the forgotten memories say, what a memory already hiding the turn says (a s
 what a forget by selector would take (in the schema's words), what would replace a memory the
 user changed since the turn (_said_since) and a passing state already over are left out. The
 same holds for the memory's own source turns among those read, when the rules read the memory
-in them. That capture runs the rule
-extractor whatever extractor the team uses, and the profile takes the new memory at the next
-consolidation. A turn hidden while a capture job ran over it, then recalled by a restore, counts
-as read (capture skipped it): what else it says is not kept. Only the user's own conversations
-that the forgetting key may read are searched. A word alone is not enough:
-提醒我周五去上海前带护照 says 上海 but states no home. The forget links them to the memory as
+in them. That capture runs the rule extractor whatever extractor the team uses, and the profile
+takes the new memory at the next consolidation. A turn hidden while a capture job ran over it,
+then recalled by a restore, counts as read (capture skipped it): what else it says is not kept.
+Only the user's own conversations that the forgetting key may read are searched. A word alone is
+not enough: 提醒我周五去上海前带护照 says 上海 but states no home. The forget links them to the memory as
 sources ("said again", as capture cites repeats), so they are hidden with its own turns, and a
 restore recalls them too (memory.services.forgotten_turns); the links stay after a restore.
 What says it in other words, or in a way the extractor does not read (我家在杭州), is not found;
