@@ -15,6 +15,7 @@ it never reaches the agent's API call.
 import hashlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -70,11 +71,12 @@ def _existing(team: Team, session: Session, now: datetime, exclude: frozenset[in
 
 
 def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction,
-           reason: str = "") -> dict[str, int]:
+           reason: str = "", hidden: frozenset[int] = frozenset()) -> dict[str, int]:
     """Apply each extracted proposal on its own, checked by the propose endpoint's serializer
     and then by the proposal service like an agent's; a refusal or a malformed item does not
     stop the others. Returns counts by outcome: accepted, the refusal reason, invalid, or an
-    error code.
+    error code; "forgotten" for a proposal citing only turns in `hidden` (hidden by a forget
+    since the window was read: applied, it would bring the forgotten memory back).
 
     What an extractor may not do, whatever it answers: update, expire or delete (forgetting
     is the user's call through memory_forget), cite anything but the user's own messages of
@@ -92,6 +94,9 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
                 raise InvalidInput("extractors may only create or supersede")
             node = dict(operation.get("node") or {})
             if isinstance(node.get("source_message_ids"), list):
+                if node["source_message_ids"] and set(node["source_message_ids"]) <= hidden:
+                    counts["forgotten"] = counts.get("forgotten", 0) + 1
+                    continue
                 node["source_message_ids"] = [i for i in node["source_message_ids"] if i in said_by_user]
             body = {**operation, "node": node, "reason": reason or f"extracted by {extraction.extractor or 'capture'}"}
             proposal = proposal_from_operation(body, **owner)
@@ -185,7 +190,13 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
     session = Session.objects.get(pk=job.session_id)
     principal = capture_principal(job.team)
     context, extraction = extracted
-    counts = _apply(principal, session, context, extraction)
+    # A forget may have hidden turns of the window since it was read (the extractor runs outside
+    # this transaction): what only they said is not applied, nor are they cited.
+    hidden = set(Message.objects.filter(pk__in=[message.id for message in context.messages])
+                 .exclude(memory_forgotten_at=None).values_list("pk", flat=True))
+    if hidden:
+        context = replace(context, messages=tuple(message for message in context.messages if message.id not in hidden))
+    counts = _apply(principal, session, context, extraction, hidden=frozenset(hidden))
     cited = _cite_repeats(principal, context, extraction)
     _lock_user(job.team_id, session.user_id)
     report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id,

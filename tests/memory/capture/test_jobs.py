@@ -315,3 +315,31 @@ def test_without_a_broker_the_jobs_queued_behind_a_running_one_run_after_it(prin
     triggers._run_queued_behind(older.pk)
     assert set(CaptureJob.objects.values_list("status", flat=True)) == {JobStatus.DONE}
     assert set(Node.objects.filter(user_id="u1").values_list("title", flat=True)) >= {"用户叫小芳", "用户对虾过敏"}
+
+
+def test_a_forget_made_while_the_extractor_reads_the_window_is_not_undone(principal, settings):
+    """The extractor runs outside the job's transaction: the user asked to remember an allergy and
+    then to forget it while the worker read an earlier turn saying it; the forget hid that turn,
+    and the job still applied what the turn said, bringing the hard-forgotten allergy back as a
+    session memory. What only hidden turns said is now left out ("forgotten")."""
+    from memory.selectors.nodes import Owner
+    from memory.services.forgetting import ForgetSelector, memory_forget
+    from tests.memory.capture.test_rules_apply import capture
+
+    settings.MEMORY_CAPTURE_THREADS = False
+    turn, = append(principal, "我对花生过敏，吃了会起疹子", session_id="first", workspace_id="w1", user_id="u1")
+    job = CaptureJob.objects.create(team=principal.team, session_id=turn.session_id, to_message_id=turn.pk, trigger="t")
+
+    class ForgetMeanwhile(RuleExtractor):
+        def extract(self, context):
+            extraction = super().extract(context)
+            capture(principal, "记住，我对花生过敏", owner={"session_id": "second", "workspace_id": "w1", "user_id": "u1"})
+            asked = Node.objects.get(team=principal.team, key="allergy")
+            memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
+                          selector=ForgetSelector(owner=Owner(workspace_id="w1", user_id="u1"), node_id=asked.pk))
+            return extraction
+
+    job_run(job.pk, extractor=ForgetMeanwhile())
+    job.refresh_from_db()
+    assert (job.status, job.result["proposals"], job.result["outcomes"]) == (JobStatus.DONE, 1, {"forgotten": 1})
+    assert not Node.objects.filter(team=principal.team, key="allergy").exists()
