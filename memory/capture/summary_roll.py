@@ -56,7 +56,9 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     gap-free and the append is audited as `memory.summary.appended`.
 
     Returns the new Summary, or None when there is nothing new, the session was forgotten,
-    or a concurrent roll appended first (what it left over waits for the next roll). Raises
+    a forget hid a turn of the window while the summarizer read it (the draft may say it; the
+    next roll reads the window again without it), or a concurrent roll appended first (what it
+    left over waits for the next roll). Raises
     what the summarizer raises (ExtractorError: retry later), ValueError for max_chars < 1
     or max_messages < 1, NotFound for another team's session, and AccessDenied (a key
     limited to other workspaces) from summary_append.
@@ -83,6 +85,8 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
                                  max_chars=max_chars)
     draft = draft_fit(draft, max_chars=max_chars)
+    if Message.objects.filter(pk__in=[message.pk for message in window]).exclude(memory_forgotten_at=None).exists():
+        return None  # a forget hid a turn of the window while the summarizer read it: the next roll leaves it out
     data = SummaryInput(
         session=SessionRef(session_id=session.external_id, workspace_id=session.workspace_id,
                            user_id=session.user_id),

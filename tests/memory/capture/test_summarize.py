@@ -532,3 +532,32 @@ def test_a_goal_that_was_only_a_statement_moves_on_with_the_conversation():
     previous = SummaryDraft(summary="用户：你好", current_goal="你好")
     draft = RuleSummarizer().summarize(previous, views(("user", "我在准备周末的露营")), max_chars=500)
     assert draft.current_goal == "我在准备周末的露营"
+
+
+def test_a_forget_made_while_the_summarizer_reads_the_window_keeps_its_turn_out_of_the_summary(principal, settings):
+    """The summarizer runs outside any lock (an LLM may take seconds): a forget that hid a turn of
+    the window meanwhile found no summary to strip, and the roll then appended one quoting the
+    turn. The roll now appends nothing; the next one reads the window again without the turn."""
+    from memory.selectors.nodes import Owner
+    from memory.services.forgetting import ForgetSelector, memory_forget
+    from tests.memory.capture.test_rules_apply import capture
+
+    settings.MEMORY_CAPTURE_THREADS = False
+    owner = {"session_id": "s1", "workspace_id": "w1", "user_id": "u1"}
+    [said], _ = capture(principal, "记住，我对花生过敏", owner=owner)
+    append(principal, "今晚吃什么？", **owner)
+
+    @dataclass
+    class ForgetMeanwhile:
+        name: str = "forget-meanwhile"
+
+        def summarize(self, previous, messages, *, max_chars):
+            asked = Message.objects.get(pk=said.pk).node_links.get().node_id
+            memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
+                          selector=ForgetSelector(owner=Owner(**owner), node_id=asked))
+            return JoiningSummarizer().summarize(previous, messages, max_chars=max_chars)
+
+    session = session_of(principal)
+    assert summary_roll(principal=principal, session=session, summarizer=ForgetMeanwhile(), max_chars=500) is None
+    summary = summary_roll(principal=principal, session=session, summarizer=JoiningSummarizer(), max_chars=500)
+    assert summary.summary == "今晚吃什么？" and "花生" not in summary.summary
