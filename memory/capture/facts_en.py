@@ -57,7 +57,7 @@ _NOT_SO_BEFORE = re.compile(r"\b(?:can|could|should|would|shall|may|might|do|did
                             r"|perhaps|probably|apparently|supposedly|rumou?r|game)\b"
                             r"|(?<!\bI )\b(?:thinks?|thought|says?|said|told|tells|believes?|believed)\b|[\"“]",
                             re.IGNORECASE)
-JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|lol|in my dreams?|role-?play(?:ing)?|you play)\b",
+_JOKING = re.compile(r"\b(?:just kidding|kidding|joking|jk|lol|in my dreams?|role-?play(?:ing)?|you play)\b",
                      re.IGNORECASE)
 # A move told as a past chapter: "I moved to Lisbon in 2010 and then to Berlin", "…for six months
 # but came back"; "When I moved to Lisbon, I…" tells of that time.
@@ -75,11 +75,11 @@ _CUT_SHORT = re.compile(r"(?:^|\s)(?:St|Dr|Mt|Ft|Mr|Mrs|Ms|Jr|Sr|[A-Z])$")
 
 
 def _not_so(match: re.Match[str], message: str) -> bool:
-    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and JOKING (in the rest
+    """Whether `match` states nothing about the user: see _NOT_SO_BEFORE and _JOKING (in the rest
     of its sentence), or a question ("I work at Google?")."""
     at = message.find(match.string)
     after = re.split(r"[.!?;\n]", message[at + match.end():] if at >= 0 else match.string[match.end():])[0]
-    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or JOKING.search(after)
+    return bool(_NOT_SO_BEFORE.search(match.string[: match.start()]) or _JOKING.search(after)
                 or match.string[match.end():].lstrip().startswith("?"))
 
 

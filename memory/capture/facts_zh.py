@@ -48,7 +48,7 @@ _NEAR = ("附近", "旁边", "对面", "隔壁", "楼上", "楼下", "那边", "
 # 跟你说), a dream; or after it: a joke (…，开玩笑的).
 _NOT_SO = re.compile(rf"如果|假如|要是|假设|万一|等$|等到|以为|梦见|梦到|做梦|做了个梦|梦里|据说|听说|估计|可能|大概|好像|也许"
                      rf"|(?:{OTHERS.pattern}|他们?|她们?|别人|大家|人家)(?:都|也|还)?(?:说|以为|觉得|认为|告诉)")
-JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩|假的|做梦呢|梦想|才怪|是不可能的")
+_JOKING = re.compile(r"开玩笑|玩笑的|逗你的|骗你的|说着玩|假的|做梦呢|梦想|才怪|是不可能的")
 
 
 def around(match: re.Match[str], message: str) -> tuple[str, str]:
@@ -64,9 +64,9 @@ def around(match: re.Match[str], message: str) -> tuple[str, str]:
 
 
 def said_as_fact(match: re.Match[str], message: str) -> bool:
-    """Whether `match` states something of the user as so (see _NOT_SO and JOKING)."""
+    """Whether `match` states something of the user as so (see _NOT_SO and _JOKING)."""
     before, after = around(match, message)
-    return not (_NOT_SO.search(before) or JOKING.search(after))
+    return not (_NOT_SO.search(before) or _JOKING.search(after))
 
 
 def _no_home(item: str, match: re.Match[str], message: str, group: str) -> bool:

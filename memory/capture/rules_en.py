@@ -12,20 +12,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from memory.capture.facts_en import (
-    JOB,
-    JOB_AT,
-    JOKING,
-    KIN,
-    NAME,
-    PLACE,
-    SUBJECTS,
-    THE,
-    fact_builder,
-    job_at,
-    own_job,
-    own_name,
-)
+from memory.capture.facts_en import JOB, JOB_AT, KIN, NAME, PLACE, SUBJECTS, THE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
@@ -129,17 +116,7 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", match["item"].lower())]
 
 
-# An allergy supposed, doubted ("If I'm allergic to…", "I don't think I'm allergic to…") or taken
-# back as a joke ("…, just kidding") is none.
-_SUPPOSED = re.compile(r"\b(?:if|what if|suppose|supposing|imagine|pretend|pretending|whether|doubt)\b"
-                       r"|\b(?:don't|do not|didn't|did not)\s+think\b", re.IGNORECASE)
-
-
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
-    at = message.find(match.string)
-    after = re.split(r"[.!?;\n]", message[at + match.end():] if at >= 0 else match.string[match.end():])[0]
-    if _SUPPOSED.search(re.split(r"[,:]", match.string[: match.start()])[-1]) or JOKING.search(after):
-        return []  # ("If you cook for me, I'm allergic to peanuts" is one: the "if" is in another clause)
     found = items(match["item"], longest=6)
     if not found:
         return []

@@ -12,17 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.facts_zh import (
-    JOKING,
-    MOVED_WHEN,
-    PLACE_CHARS,
-    WE,
-    around,
-    fact_builder,
-    job_at,
-    own_job,
-    own_name,
-)
+from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
@@ -124,16 +114,8 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", "吃素", value="素食")]
 
 
-# An allergy supposed (如果我对花生过敏, 万一…) or taken back as a joke (…，开玩笑的) is none. A
-# hedge stays one (我可能对花生过敏): safer not to serve it.
-_SUPPOSED = re.compile(r"如果|假如|要是|假设|万一|假装")
-
-
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     item = match["item"]
-    before, after = around(match, message)
-    if _SUPPOSED.search(re.split(r"[，,]", before)[-1]) or JOKING.search(after):
-        return []  # (如果你做菜的话，我对花生过敏 is one: the supposing is in another clause)
     if "对" in item:
         return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
     if not match.group(0).startswith("对") and OTHERS.search(item):

@@ -482,14 +482,6 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     ("I'm a Doctor Who fan", []),
     ("I'm a terrible driver", []),
     ("I'm allergic to peanuts? No way", []),
-    # An allergy supposed, doubted or taken back as a joke is none; said beside a supposition in
-    # another clause it is one.
-    ("如果我对花生过敏", []), ("万一我对花生过敏怎么办", []), ("我对花生过敏，开玩笑的", []),
-    ("如果你要做菜的话，我对花生过敏", ["用户对花生过敏"]), ("我可能对花生过敏", ["用户对花生过敏"]),
-    ("If I'm allergic to peanuts, what can I eat?", []), ("What if I'm allergic to peanuts", []),
-    ("I don't think I'm allergic to peanuts", []), ("I'm allergic to peanuts, just kidding", []),
-    ("Pretend I'm allergic to peanuts", []), ("If you cook for me, I'm allergic to peanuts", ["User is allergic to peanuts"]),
-    ("I think I'm allergic to peanuts", ["User is allergic to peanuts"]),
     ("I love spicy food? Not really", []),
     ("我不" + "算太" * 30 + "的吃辣", ["用户偏好吃辣"]),  # each repeat had doubled the time: hours at 30
     ("我叫小红，小明是我男朋友，是医生", ["用户叫小红"]),
