@@ -75,8 +75,9 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
     """Apply each extracted proposal on its own, checked by the propose endpoint's serializer
     and then by the proposal service like an agent's; a refusal or a malformed item does not
     stop the others. Returns counts by outcome: accepted, the refusal reason, invalid, or an
-    error code; "forgotten" for a proposal citing only turns in `hidden` (hidden by a forget
-    since the window was read: applied, it would bring the forgotten memory back).
+    error code; "forgotten", once a forget has hidden turns of the window since it was read
+    (`hidden`), for a proposal citing one of them or citing none: applied, it could bring the
+    forgotten memory back.
 
     What an extractor may not do, whatever it answers: update, expire or delete (forgetting
     is the user's call through memory_forget), cite anything but the user's own messages of
@@ -93,10 +94,11 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
             if not isinstance(operation, dict) or operation.get("operation") not in ("create", "supersede"):
                 raise InvalidInput("extractors may only create or supersede")
             node = dict(operation.get("node") or {})
+            cited = node.get("source_message_ids") if isinstance(node.get("source_message_ids"), list) else []
+            if hidden and (not cited or hidden.intersection(cited)):
+                counts["forgotten"] = counts.get("forgotten", 0) + 1
+                continue
             if isinstance(node.get("source_message_ids"), list):
-                if node["source_message_ids"] and set(node["source_message_ids"]) <= hidden:
-                    counts["forgotten"] = counts.get("forgotten", 0) + 1
-                    continue
                 node["source_message_ids"] = [i for i in node["source_message_ids"] if i in said_by_user]
             body = {**operation, "node": node, "reason": reason or f"extracted by {extraction.extractor or 'capture'}"}
             proposal = proposal_from_operation(body, **owner)

@@ -40,6 +40,20 @@ def message_view_of(message: Message) -> MessageView:
     )
 
 
+ROLL_ATTEMPTS = 3  # drafts one roll makes when forgets change what the summarizer read meanwhile
+
+
+def _forgotten_meanwhile(window: list[Message], latest: Summary | None, previous: SummaryDraft | None) -> bool:
+    """Whether a forget changed what the summarizer read while it ran: hid a turn of the window,
+    or stripped the previous summary (which the draft would carry on)."""
+    if Message.objects.filter(pk__in=[message.pk for message in window]).exclude(memory_forgotten_at=None).exists():
+        return True
+    if latest is None:
+        return False
+    now = Summary.objects.filter(pk=latest.pk).first()
+    return now is None or summary_draft_of(now) != previous
+
+
 def summary_roll(*, principal: Principal, session: Session, summarizer: Summarizer, max_chars: int,
                  max_messages: int = ROLL_MESSAGES_MAX) -> Summary | None:
     """Append the session's next summary, covering the messages after the latest summary's
@@ -56,9 +70,10 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
     gap-free and the append is audited as `memory.summary.appended`.
 
     Returns the new Summary, or None when there is nothing new, the session was forgotten,
-    a forget hid a turn of the window while the summarizer read it (the draft may say it; the
-    next roll reads the window again without it), or a concurrent roll appended first (what it
-    left over waits for the next roll). Raises
+    or a concurrent roll appended first (what it left over waits for the next roll). When a
+    forget hides a turn of the window or strips the previous summary while the summarizer reads
+    them (the draft would say what was forgotten), the roll reads them again and drafts anew, up
+    to ROLL_ATTEMPTS times (then None: the next roll tries again). Raises
     what the summarizer raises (ExtractorError: retry later), ValueError for max_chars < 1
     or max_messages < 1, NotFound for another team's session, and AccessDenied (a key
     limited to other workspaces) from summary_append.
@@ -69,24 +84,27 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
         raise NotFound("no such session in this team")
     if session.deleted_at is not None:
         return None
-    latest = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
-    messages = Message.objects.filter(team=principal.team, session=session)
-    if latest is not None:
-        messages = messages.filter(pk__gt=latest.to_message_id)
-    # The agent's own instructions stay out of the text (they may hold what must never reach
-    # a prompt again, and the block never shows them), and so do turns a forgotten memory was
-    # taken from (memory.services.forgotten_turns); the range still covers them.
-    window = list(messages.exclude(role=MessageRole.SYSTEM).filter(memory_forgotten_at__isnull=True)
-                  .order_by("pk")[:max_messages])
-    if not window:
-        return None
-    first = messages.order_by("pk").values_list("pk", flat=True).first()
-    previous = summary_draft_of(latest) if latest is not None else None
-    draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
-                                 max_chars=max_chars)
-    draft = draft_fit(draft, max_chars=max_chars)
-    if Message.objects.filter(pk__in=[message.pk for message in window]).exclude(memory_forgotten_at=None).exists():
-        return None  # a forget hid a turn of the window while the summarizer read it: the next roll leaves it out
+    for _ in range(ROLL_ATTEMPTS):
+        latest = Summary.objects.filter(team=principal.team, session=session).order_by("-pk").first()
+        messages = Message.objects.filter(team=principal.team, session=session)
+        if latest is not None:
+            messages = messages.filter(pk__gt=latest.to_message_id)
+        # The agent's own instructions stay out of the text (they may hold what must never reach
+        # a prompt again, and the block never shows them), and so do turns a forgotten memory was
+        # taken from (memory.services.forgotten_turns); the range still covers them.
+        window = list(messages.exclude(role=MessageRole.SYSTEM).filter(memory_forgotten_at__isnull=True)
+                      .order_by("pk")[:max_messages])
+        if not window:
+            return None
+        first = messages.order_by("pk").values_list("pk", flat=True).first()
+        previous = summary_draft_of(latest) if latest is not None else None
+        draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
+                                     max_chars=max_chars)
+        draft = draft_fit(draft, max_chars=max_chars)
+        if not _forgotten_meanwhile(window, latest, previous):
+            break
+    else:
+        return None  # forgets kept changing what it read; the next roll reads it again
     data = SummaryInput(
         session=SessionRef(session_id=session.external_id, workspace_id=session.workspace_id,
                            user_id=session.user_id),

@@ -343,3 +343,39 @@ def test_a_forget_made_while_the_extractor_reads_the_window_is_not_undone(princi
     job.refresh_from_db()
     assert (job.status, job.result["proposals"], job.result["outcomes"]) == (JobStatus.DONE, 1, {"forgotten": 1})
     assert not Node.objects.filter(team=principal.team, key="allergy").exists()
+
+
+@pytest.mark.parametrize("cites", ["the turn and the next", "the turn and the question", "none", "nothing said"])
+def test_a_proposal_citing_a_turn_hidden_meanwhile_or_none_is_left_out(principal, settings, cites):
+    """A review's find: a proposal citing the hidden turn beside another message of the window, or
+    citing none (an LLM extractor's), was still applied, its sources cut to what was left."""
+    from memory.selectors.nodes import Owner
+    from memory.services.forgetting import ForgetSelector, memory_forget
+    from tests.memory.capture.test_rules_apply import capture
+
+    settings.MEMORY_CAPTURE_THREADS = False
+    owner = {"session_id": "first", "workspace_id": "w1", "user_id": "u1"}
+    question, = append(principal, "你有什么忌口吗？", role="assistant", **owner)
+    turn, after = append(principal, "我对花生过敏，吃了会起疹子", "对，就这个", **owner)
+    sources = {"the turn and the next": [turn.pk, after.pk], "the turn and the question": [turn.pk, question.pk],
+               "none": [], "nothing said": None}[cites]
+    job = CaptureJob.objects.create(team=principal.team, session_id=turn.session_id, to_message_id=after.pk, trigger="t")
+
+    class ForgetMeanwhile:
+        name = "stub"
+
+        def extract(self, context):
+            node = {"scope": "session", "type": "constraint", "domain": "生活技能", "key": "allergy", "value_json": "花生",
+                    "title": "用户对花生过敏"}
+            if sources is not None:
+                node["source_message_ids"] = sources
+            capture(principal, "记住，我对花生过敏", owner={**owner, "session_id": "second"})
+            asked = Node.objects.get(team=principal.team, key="allergy")
+            memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
+                          selector=ForgetSelector(owner=Owner(workspace_id="w1", user_id="u1"), node_id=asked.pk))
+            return Extraction(operations=[{"operation": "create", "node": node}], extractor="stub")
+
+    job_run(job.pk, extractor=ForgetMeanwhile())
+    job.refresh_from_db()
+    assert (job.status, job.result["outcomes"]) == (JobStatus.DONE, {"forgotten": 1})
+    assert not Node.objects.filter(team=principal.team, key="allergy").exists()

@@ -534,10 +534,27 @@ def test_a_goal_that_was_only_a_statement_moves_on_with_the_conversation():
     assert draft.current_goal == "我在准备周末的露营"
 
 
+@dataclass
+class ForgetOnce:
+    """Joins the messages (JoiningSummarizer), after running `forget` on its first call: a forget
+    committed while the summarizer was reading."""
+
+    forget: object
+    name: str = "forget-once"
+    calls: int = 0
+
+    def summarize(self, previous, messages, *, max_chars):
+        self.calls += 1
+        if self.calls == 1:
+            self.forget()
+        text = "|".join(message.content for message in messages)
+        return SummaryDraft(summary=((previous.summary + "|") if previous and previous.summary else "") + text)
+
+
 def test_a_forget_made_while_the_summarizer_reads_the_window_keeps_its_turn_out_of_the_summary(principal, settings):
     """The summarizer runs outside any lock (an LLM may take seconds): a forget that hid a turn of
     the window meanwhile found no summary to strip, and the roll then appended one quoting the
-    turn. The roll now appends nothing; the next one reads the window again without the turn."""
+    turn. The roll now reads the window again and drafts anew without the turn."""
     from memory.selectors.nodes import Owner
     from memory.services.forgetting import ForgetSelector, memory_forget
     from tests.memory.capture.test_rules_apply import capture
@@ -546,18 +563,28 @@ def test_a_forget_made_while_the_summarizer_reads_the_window_keeps_its_turn_out_
     owner = {"session_id": "s1", "workspace_id": "w1", "user_id": "u1"}
     [said], _ = capture(principal, "记住，我对花生过敏", owner=owner)
     append(principal, "今晚吃什么？", **owner)
+    asked = said.node_links.get().node_id
+    summarizer = ForgetOnce(lambda: memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
+                                                  selector=ForgetSelector(owner=Owner(**owner), node_id=asked)))
+    summary = summary_roll(principal=principal, session=session_of(principal), summarizer=summarizer, max_chars=500)
+    assert (summarizer.calls, summary.summary) == (2, "今晚吃什么？")
 
-    @dataclass
-    class ForgetMeanwhile:
-        name: str = "forget-meanwhile"
 
-        def summarize(self, previous, messages, *, max_chars):
-            asked = Message.objects.get(pk=said.pk).node_links.get().node_id
-            memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
-                          selector=ForgetSelector(owner=Owner(**owner), node_id=asked))
-            return JoiningSummarizer().summarize(previous, messages, max_chars=max_chars)
+def test_a_forget_that_strips_the_previous_summary_meanwhile_is_not_carried_on(principal, settings):
+    """A review's find: the summarizer read the previous summary before a forget stripped it, and
+    the next link carried the forgotten sentence on."""
+    from memory.selectors.nodes import Owner
+    from memory.services.forgetting import ForgetSelector, memory_forget
+    from tests.memory.capture.test_rules_apply import capture
 
+    settings.MEMORY_CAPTURE_THREADS = False
+    owner = {"session_id": "s1", "workspace_id": "w1", "user_id": "u1"}
+    [said], _ = capture(principal, "记住，我对花生过敏", owner=owner)
     session = session_of(principal)
-    assert summary_roll(principal=principal, session=session, summarizer=ForgetMeanwhile(), max_chars=500) is None
-    summary = summary_roll(principal=principal, session=session, summarizer=JoiningSummarizer(), max_chars=500)
-    assert summary.summary == "今晚吃什么？" and "花生" not in summary.summary
+    summary_roll(principal=principal, session=session, summarizer=JoiningSummarizer(), max_chars=500)
+    append(principal, "今晚吃什么？", **owner)
+    asked = said.node_links.get().node_id
+    summarizer = ForgetOnce(lambda: memory_forget(principal=principal, mode="hard", reason="the user asked", confirm=True,
+                                                  selector=ForgetSelector(owner=Owner(**owner), node_id=asked)))
+    summary = summary_roll(principal=principal, session=session, summarizer=summarizer, max_chars=500)
+    assert summarizer.calls == 2 and "花生" not in summary.summary and "今晚吃什么" in summary.summary
