@@ -194,7 +194,7 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
     context, extraction = extracted
     # A forget may have hidden turns of the window since it was read (the extractor runs outside
     # this transaction): what only they said is not applied, nor are they cited.
-    hidden = set(Message.objects.filter(pk__in=[message.id for message in context.messages])
+    hidden = set(Message.objects.filter(team=job.team, pk__in=[message.id for message in context.messages])
                  .exclude(memory_forgotten_at=None).values_list("pk", flat=True))
     if hidden:
         context = replace(context, messages=tuple(message for message in context.messages if message.id not in hidden))

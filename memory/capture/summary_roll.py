@@ -43,14 +43,15 @@ def message_view_of(message: Message) -> MessageView:
 ROLL_ATTEMPTS = 3  # drafts one roll makes when forgets change what the summarizer read meanwhile
 
 
-def _forgotten_meanwhile(window: list[Message], latest: Summary | None, previous: SummaryDraft | None) -> bool:
+def _forgotten_meanwhile(team, window: list[Message], latest: Summary | None, previous: SummaryDraft | None) -> bool:
     """Whether a forget changed what the summarizer read while it ran: hid a turn of the window,
     or stripped the previous summary (which the draft would carry on)."""
-    if Message.objects.filter(pk__in=[message.pk for message in window]).exclude(memory_forgotten_at=None).exists():
+    if (Message.objects.filter(team=team, pk__in=[message.pk for message in window])
+            .exclude(memory_forgotten_at=None).exists()):
         return True
     if latest is None:
         return False
-    now = Summary.objects.filter(pk=latest.pk).first()
+    now = Summary.objects.filter(team=team, pk=latest.pk).first()
     return now is None or summary_draft_of(now) != previous
 
 
@@ -101,7 +102,7 @@ def summary_roll(*, principal: Principal, session: Session, summarizer: Summariz
         draft = summarizer.summarize(previous, tuple(message_view_of(message) for message in window),
                                      max_chars=max_chars)
         draft = draft_fit(draft, max_chars=max_chars)
-        if not _forgotten_meanwhile(window, latest, previous):
+        if not _forgotten_meanwhile(principal.team, window, latest, previous):
             break
     else:
         return None  # forgets kept changing what it read; the next roll reads it again

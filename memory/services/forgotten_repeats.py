@@ -168,12 +168,12 @@ class Cited:
     kept: int = 0
 
 
-def _read_by_capture(session_ids: set[int]) -> dict[int, list[tuple[int, int, datetime]]]:
+def _read_by_capture(team, session_ids: set[int]) -> dict[int, list[tuple[int, int, datetime]]]:
     """Per session, the message id ranges (after, to] its finished capture jobs read, and when
     each finished; one statement."""
     ranges: dict[int, list[tuple[int, int, datetime]]] = {}
     for session_id, after, to, finished in CaptureJob.objects.filter(
-            session_id__in=session_ids, kind=JobKind.CAPTURE, status=JobStatus.DONE).values_list(
+            team=team, session_id__in=session_ids, kind=JobKind.CAPTURE, status=JobStatus.DONE).values_list(
             "session_id", "after_message_id", "to_message_id", "updated_at"):
         ranges.setdefault(session_id, []).append((after, to, finished))
     return ranges
@@ -227,11 +227,11 @@ def repeated_in(principal: Principal, nodes: list[Node], *, hard: bool = False) 
         if saying and len(saying) < len(said) and hidden_at != HIDDEN_FOR_GOOD and (hard or hidden_at is None):
             candidates.append((session_id, view, hidden_at))
     if candidates:
-        read = _read_by_capture({session_id for session_id, _, _ in candidates})
+        read = _read_by_capture(principal.team, {session_id for session_id, _, _ in candidates})
         hiders: dict[int, list[int]] = {}
         for message_id, node_id in NodeSource.objects.filter(
                 message_id__in=[view.id for _, view, hidden_at in candidates if hidden_at is not None],
-                node__status=NodeStatus.DELETED).values_list("message_id", "node_id"):
+                node__team=principal.team, node__status=NodeStatus.DELETED).values_list("message_id", "node_id"):
             hiders.setdefault(message_id, []).append(node_id)
         found.kept = [Kept(session_id=session_id, message=view, hidden_by=tuple(hiders.get(view.id, ())))
                       for session_id, view, hidden_at in candidates
@@ -268,8 +268,9 @@ def cite_repeats(principal: Principal, nodes: list[Node], *, hard: bool = False,
     repeats = repeated_in(principal, nodes, hard=hard)
     cited = Cited()
     if repeats.kept:
-        owned = Session.objects.in_bulk({kept.session_id for kept in repeats.kept})
-        hiding = Node.objects.in_bulk({node_id for kept in repeats.kept for node_id in kept.hidden_by})
+        owned = Session.objects.filter(team=principal.team).in_bulk({kept.session_id for kept in repeats.kept})
+        hiders = {node_id for kept in repeats.kept for node_id in kept.hidden_by}
+        hiding = Node.objects.filter(team=principal.team).in_bulk(hiders)
         forgotten = frozenset(node.pk for node in nodes)
         for kept in repeats.kept:
             against = [*nodes, *(hiding[node_id] for node_id in kept.hidden_by if node_id in hiding)]
