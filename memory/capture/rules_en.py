@@ -116,20 +116,7 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", match["item"].lower())]
 
 
-# An allergy supposed or doubted by the words right before it ("If I'm allergic to…", "What if…",
-# "I don't think I'm…", "I wonder if I'm…"; not "check if the dish has nuts because I'm…") or
-# taken back as a joke right after it ("…, just kidding", "… jk"; not "…, not kidding") is none.
-_SUPPOSED = re.compile(r"\b(?:if|what if|even if|suppose|supposing|imagine|pretend|pretending|assuming|in case"
-                       r"|(?:don't|do not|didn't|did not)\s+think|I\s+doubt(?:\s+that)?|wonder(?:ing)?\s+(?:if|whether)"
-                       r"|not sure(?:\s+(?:if|whether|that))?)\s*$", re.IGNORECASE)
-_JOKE_AFTER = re.compile(r"^[\s,.!;:…-]*(?:just\s+)?(?:kidding|joking|jk)\b", re.IGNORECASE)
-
-
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
-    at = message.find(match.string)
-    rest = message[at + match.end():] if at >= 0 else match.string[match.end():]
-    if _SUPPOSED.search(match.string[: match.start()]) or _JOKE_AFTER.match(rest):
-        return []
     found = items(match["item"], longest=6)
     if not found:
         return []

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, around, fact_builder, job_at, own_job, own_name
+from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
@@ -114,20 +114,8 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", "吃素", value="素食")]
 
 
-# An allergy supposed (如果我对花生过敏: the supposition opens the allergy's own clause; not
-# 如果你做菜的话，我对花生过敏, nor 主要是我对花生过敏) or taken back as a joke right after it
-# (…。开玩笑的; not …，不是开玩笑的) is none. A hedge stays one (我可能对花生过敏): safer not to serve it.
-_SUPPOSED = re.compile(r"^\s*(?:如果|假如|要是|假设|万一|就算|即使|哪怕|倘若)我?(?:真的|真|也)?$")
-_JOKE_AFTER = re.compile(r"^[\s，,。.!！~…]*(?:开玩笑的|开玩笑啦|逗你的|逗你玩|骗你的|才怪)")
-
-
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     item = match["item"]
-    before, after = around(match, message)
-    at = message.find(match.string)
-    rest = message[at + match.end():] if at >= 0 else after
-    if _SUPPOSED.search(re.split(r"[，,]", before)[-1]) or _JOKE_AFTER.match(rest):
-        return []
     if "对" in item:
         return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
     if not match.group(0).startswith("对") and OTHERS.search(item):

@@ -482,19 +482,6 @@ def test_a_long_message_naming_many_others_is_read_in_linear_time():
     ("I'm a Doctor Who fan", []),
     ("I'm a terrible driver", []),
     ("I'm allergic to peanuts? No way", []),
-    # An allergy supposed or doubted by the words right before it, or taken back as a joke right
-    # after it, is none; a supposition or a joke word elsewhere, negated or in another role, leaves it
-    # one (a review found a first guard refusing real allergies), and a hedge is one.
-    ("如果我对花生过敏", []), ("万一我对花生过敏怎么办", []), ("我对花生过敏。开玩笑的", []), ("我对花生过敏！骗你的", []),
-    ("我对花生过敏，不是开玩笑的", ["用户对花生过敏"]), ("我对花生过敏，所以吃花生是不可能的", ["用户对花生过敏"]),
-    ("主要是我对花生过敏", ["用户对花生过敏"]), ("如果你要做菜的话，我对花生过敏", ["用户对花生过敏"]),
-    ("如果有花生就别放了因为我对花生过敏", ["用户对花生过敏"]), ("我可能对花生过敏", ["用户对花生过敏"]),
-    ("If I'm allergic to peanuts, what can I eat?", []), ("I don't think I'm allergic to peanuts", []),
-    ("I'm allergic to peanuts. Just kidding", []), ("I wonder if I'm allergic to peanuts", []),
-    ("I'm allergic to peanuts, not kidding", ["User is allergic to peanuts"]),
-    ("Please check if the dish has nuts because I'm allergic to peanuts", ["User is allergic to peanuts"]),
-    ("No doubt I'm allergic to peanuts", ["User is allergic to peanuts"]),
-    ("I didn't think it mattered but I'm allergic to peanuts", ["User is allergic to peanuts"]),
     ("I love spicy food? Not really", []),
     ("我不" + "算太" * 30 + "的吃辣", ["用户偏好吃辣"]),  # each repeat had doubled the time: hours at 30
     ("我叫小红，小明是我男朋友，是医生", ["用户叫小红"]),
