@@ -94,12 +94,12 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
             if not isinstance(operation, dict) or operation.get("operation") not in ("create", "supersede"):
                 raise InvalidInput("extractors may only create or supersede")
             node = dict(operation.get("node") or {})
-            cited = node.get("source_message_ids") if isinstance(node.get("source_message_ids"), list) else []
+            cited = node.get("source_message_ids") if isinstance(node.get("source_message_ids"), list) else None
             if hidden and (not cited or hidden.intersection(cited)):
                 counts["forgotten"] = counts.get("forgotten", 0) + 1
                 continue
-            if isinstance(node.get("source_message_ids"), list):
-                node["source_message_ids"] = [i for i in node["source_message_ids"] if i in said_by_user]
+            if cited is not None:
+                node["source_message_ids"] = [i for i in cited if i in said_by_user]
             body = {**operation, "node": node, "reason": reason or f"extracted by {extraction.extractor or 'capture'}"}
             proposal = proposal_from_operation(body, **owner)
             with transaction.atomic():
@@ -129,11 +129,11 @@ def capture_turn(*, team: Team, session: Session, message: MessageView, drop: Ca
     capture read it (R-STORE, R-EXTRACT). Returns counts by outcome (accepted, duplicate, …)."""
     from memory.capture.rules import RuleExtractor
 
-    context = ExtractionContext(messages=(message,), existing=_existing(team, session, timezone.now(), forgotten),
+    now = timezone.now()
+    context = ExtractionContext(messages=(message,), existing=_existing(team, session, now, forgotten),
                                 workspace_id=session.workspace_id, user_id=session.user_id,
                                 session_id=session.external_id, now=message.created_at)
     extraction = RuleExtractor().extract(context)
-    now = timezone.now()
     kept = [operation for operation in extraction.operations
             if isinstance(operation.get("node"), dict) and not drop(operation)
             and not (operation["node"].get("expires_at") and datetime.fromisoformat(operation["node"]["expires_at"]) <= now)]
@@ -188,14 +188,14 @@ def _roll_summary(job: CaptureJob, summarizer: Summarizer) -> int | None:
 def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction], extractor: Extractor,
              summary_id: int | None, now: datetime) -> dict:
     from memory.capture.consolidate import consolidation_run
+    from memory.services.forgotten_turns import hidden_among
 
     session = Session.objects.get(pk=job.session_id)
     principal = capture_principal(job.team)
     context, extraction = extracted
     # A forget may have hidden turns of the window since it was read (the extractor runs outside
     # this transaction): what only they said is not applied, nor are they cited.
-    hidden = set(Message.objects.filter(team=job.team, pk__in=[message.id for message in context.messages])
-                 .exclude(memory_forgotten_at=None).values_list("pk", flat=True))
+    hidden = hidden_among(job.team, [message.id for message in context.messages])
     if hidden:
         context = replace(context, messages=tuple(message for message in context.messages if message.id not in hidden))
     counts = _apply(principal, session, context, extraction, hidden=frozenset(hidden))

@@ -11,7 +11,7 @@ from memory.capture.base import MessageView, Summarizer, SummaryDraft
 from memory.capture.summary_fit import LIST_FIELDS, draft_fit
 from memory.errors import InvalidInput, NotFound
 from memory.models import Message, MessageRole, Session, Summary
-from memory.services.forgotten_turns import summary_says_nothing
+from memory.services.forgotten_turns import hidden_among, summary_says_nothing
 from memory.services.sessions import SessionRef
 from memory.services.summaries import SummaryInput, summary_append
 
@@ -46,8 +46,7 @@ ROLL_ATTEMPTS = 3  # drafts one roll makes when forgets change what the summariz
 def _forgotten_meanwhile(team, window: list[Message], latest: Summary | None, previous: SummaryDraft | None) -> bool:
     """Whether a forget changed what the summarizer read while it ran: hid a turn of the window,
     or stripped the previous summary (which the draft would carry on)."""
-    if (Message.objects.filter(team=team, pk__in=[message.pk for message in window])
-            .exclude(memory_forgotten_at=None).exists()):
+    if hidden_among(team, [message.pk for message in window]):
         return True
     if latest is None:
         return False

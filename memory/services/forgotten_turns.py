@@ -72,6 +72,13 @@ def _hide(principal: Principal, said: list[int], *, now: datetime, hard: bool) -
     return turns.filter(memory_forgotten_at__isnull=True).update(memory_forgotten_at=now)
 
 
+def hidden_among(team, message_ids: list[int]) -> set[int]:
+    """Which of `message_ids` a forget hides now (memory_forgotten_at set); one statement. Capture
+    jobs and summary rolls ask it after their slow read, as a forget may have hidden turns meanwhile."""
+    return set(Message.objects.filter(team=team, pk__in=message_ids).exclude(memory_forgotten_at=None)
+               .values_list("pk", flat=True))
+
+
 def recall_turns(*, principal: Principal, node: Node) -> int:
     """After `node`, soft-forgotten, is restored: the turns its forget hid are recalled again, but
     not those another still-forgotten node hides too (its own turns and the answers to them), nor
