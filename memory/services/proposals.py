@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from accounts.principal import AccessDenied, Principal
 from memory import limits
-from memory.errors import InvalidInput, MemoryError
+from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.models import Node, NodeStatus, NodeType, Scope
 from memory.selectors.nodes import Owner, node_get, node_of_owner
 from memory.services.nodes import (
@@ -165,9 +165,12 @@ def _check_target(principal: Principal, target: Node) -> None:
         raise _Refused("scope_not_allowed", str(denied)) from None
 
 
-def _normalised_input(principal: Principal, proposal: Proposal, fields: dict[str, Any]) -> tuple[NodeInput, Normalized]:
-    """Normalise, then validate (400), then apply the schema verdict (refuse or demote)."""
-    normalized = schema_normalize(team=principal.team, node=fields, explicit=proposal.explicit_user_intent,
+def _normalised_input(principal: Principal, proposal: Proposal, fields: dict[str, Any], *,
+                      confirmed: bool = False) -> tuple[NodeInput, Normalized]:
+    """Normalise, then validate (400), then apply the schema verdict (refuse or demote).
+    `confirmed`: a person confirmed the write, which stands for the user's explicit words in the
+    schema's check (seed 000 权限和确认策略); the node's `explicit` stays the proposal's."""
+    normalized = schema_normalize(team=principal.team, node=fields, explicit=proposal.explicit_user_intent or confirmed,
                                   workspace_id=proposal.workspace_id)
     known = set(NodeInput.__dataclass_fields__) - {"explicit", "cardinality"}
     owner = {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id}
@@ -312,12 +315,12 @@ def _update(principal: Principal, proposal: Proposal, target: Node) -> ProposalR
     return ProposalResult(accepted=True, operation="update", node=node, message="updated")
 
 
-def _supersede(principal: Principal, proposal: Proposal, target: Node) -> ProposalResult:
+def _supersede(principal: Principal, proposal: Proposal, target: Node, *, confirmed: bool = False) -> ProposalResult:
     overrides = {name: value for name, value in proposal.node.items() if name in NodeInput.__dataclass_fields__}
     context = {"workspace_id": proposal.workspace_id, "user_id": proposal.user_id, "session_id": proposal.session_id}
     merged = asdict(supersede_input(target, overrides, context))
     owner = {name: merged.pop(name) for name in ("workspace_id", "user_id", "session_id")}
-    data, normalized = _normalised_input(principal, replace(proposal, **owner), merged)
+    data, normalized = _normalised_input(principal, replace(proposal, **owner), merged, confirmed=confirmed)
     _check_policy(principal, data)
     _check_sensitive(proposal, data)
     node = node_supersede(principal=principal, old_node_id=target.pk, data=data, reason=proposal.reason,
@@ -373,6 +376,47 @@ def _proposal_apply(principal: Principal, proposal: Proposal) -> ProposalResult:
     except _Refused as refused:
         return ProposalResult(accepted=False, operation=proposal.operation, reason=refused.reason,
                               message=refused.message)
+
+
+def keep_for_user(*, principal: Principal, node_id: int, reason: str = "") -> ProposalResult:
+    """Keep what a user said in one conversation as the user's own memory, which all their
+    conversations see: a person's confirmation in place of the user's explicit words (seed 000
+    权限和确认策略: user memory the user did not ask to keep — no 记住, 以后都 — needs
+    confirmation; R-UI review). Capture keeps such a statement ("我对虾过敏") in its session.
+
+    The active session memory `node_id` is superseded by a user-scope copy (the same fields,
+    sources and `explicit`; owner: the conversation's user, no session), audited as a supersede
+    with `reason`. Every other check of a supersede holds: the schema (a confirmation answers
+    its explicit-intent rule), the scope policy, conflicts. Only a login confirms: an agent
+    asks the user, then proposes with explicit_user_intent and the user's answer as source.
+    Counted in the proposal-outcome ledger like a supersede.
+
+    Returns the ProposalResult (accepted false with a REFUSALS reason when the schema or the
+    policy refuses). Raises NotFound (no such node in the team), AccessDenied (an agent; a
+    login that may not write user memory), Conflict (409: not an active session memory of a
+    user; the user already holds this key's value or slot: node_supersede).
+    """
+    if principal.kind != "user":
+        raise AccessDenied("a person confirms this: an agent asks the user, then proposes the memory "
+                           "with explicit_user_intent and the user's answer as its source")
+    target = node_get(principal=principal, node_id=node_id)
+    if target.scope != Scope.SESSION or target.status != NodeStatus.ACTIVE or target.session is None:
+        raise Conflict(f"node {target.pk} is {target.status} {target.scope} memory: "
+                       "only an active memory of one conversation can be kept for its user")
+    if not target.session.user_id:
+        raise Conflict(f"node {target.pk} is from a conversation without a user_id: there is no user to keep it for")
+    node = {"scope": Scope.USER, "source_message_ids": target.source_message_ids}
+    proposal = Proposal(operation="supersede", target_id=target.pk, node=node,
+                        reason=reason or "kept for the user: confirmed in review", workspace_id=target.session.workspace_id,
+                        user_id=target.session.user_id, explicit_user_intent=target.explicit, confirm=True)
+    principal.check_workspace(proposal.workspace_id)
+    try:
+        _check_target(principal, target)
+        result = _supersede(principal, proposal, target, confirmed=True)
+    except _Refused as refused:
+        result = ProposalResult(accepted=False, operation="supersede", reason=refused.reason, message=refused.message)
+    _record_outcome(principal, proposal, result)
+    return result
 
 
 class _NotApplied(Exception):

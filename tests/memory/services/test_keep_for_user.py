@@ -1,0 +1,123 @@
+"""Keeping what a user said in one conversation as the user's own memory: a person's
+confirmation in place of the user's explicit words (seed 000 权限和确认策略; R-UI review)."""
+
+import pytest
+
+from accounts.principal import AccessDenied, principal_for_user_role
+from accounts.services import membership_set
+from memory.errors import Conflict, NotFound
+from memory.models import AuditEvent, Node, NodeStatus
+from memory.selectors.context import ContextRequest, context_build
+from memory.selectors.nodes import Owner
+from memory.services.forgetting import ForgetSelector, memory_forget
+from memory.services.proposals import keep_for_user
+from tests.helpers import append, make_node
+from tests.memory.capture.test_rules_apply import OWNER, capture
+
+ELSEWHERE = Owner(workspace_id="home", user_id="xiaoming", session_id="cook-2")
+
+
+@pytest.fixture
+def reviewer(team, editor):
+    return principal_for_user_role(team, editor, "editor")
+
+
+def said_in_passing(principal, text="我对虾过敏，上次吃了起了一身疹子。", key="allergy") -> Node:
+    capture(principal, text)
+    return Node.objects.get(key=key, status=NodeStatus.ACTIVE)
+
+
+def block(principal, owner=ELSEWHERE, query="今晚吃什么好？推荐一个菜") -> str:
+    return context_build(principal=principal, request=ContextRequest(owner=owner, query=query), record=False).block
+
+
+def test_a_kept_allergy_reaches_the_users_other_conversations(principal, reviewer):
+    said = said_in_passing(principal)
+    assert (said.scope, said.explicit, said.value_json) == ("session", False, "虾")
+    assert "虾" not in block(principal)  # another conversation of the same user does not see it yet
+
+    result = keep_for_user(principal=reviewer, node_id=said.pk, reason="an allergy lasts")
+
+    kept = result.node
+    said.refresh_from_db()
+    assert result.accepted and result.superseded_id == said.pk
+    assert said.status == NodeStatus.SUPERSEDED and kept.supersedes_id == said.pk
+    assert (kept.scope, kept.user_id, kept.session_id, kept.key, kept.value_json, kept.type) == (
+        "user", "xiaoming", None, "allergy", "虾", said.type)
+    assert kept.explicit is False  # the user still never asked to keep it: a reviewer confirmed it
+    assert kept.source_message_ids == said.source_message_ids
+    [event] = AuditEvent.objects.filter(node_id=said.pk, event_type="memory.node.superseded")
+    assert (event.actor, event.reason, event.payload["superseded_by"]) == ("user:eddie", "an allergy lasts", kept.pk)
+    assert "用户对虾过敏" in block(principal)
+
+
+def test_a_kept_memory_forgotten_for_good_takes_the_conversations_copy_with_it(principal, reviewer):
+    said = said_in_passing(principal)
+    kept = keep_for_user(principal=reviewer, node_id=said.pk).node
+    memory_forget(principal=reviewer, selector=ForgetSelector(node_id=kept.pk), mode="hard", confirm=True)
+    assert not Node.objects.filter(pk__in=[said.pk, kept.pk]).exists()
+    assert "虾" not in block(principal) and "虾" not in block(principal, owner=Owner(**OWNER))
+
+
+def test_the_users_memory_of_the_same_slot_is_not_overwritten(principal, reviewer):
+    said = said_in_passing(principal, "我在医院当护士。", key="occupation")
+    capture(principal, "记住，我是老师。", owner={**OWNER, "session_id": "work-1"})
+    teacher = Node.objects.get(key="occupation", scope="user")
+    assert said.scope == "session"
+
+    with pytest.raises(Conflict, match=f"node {teacher.pk} already holds this slot"):
+        keep_for_user(principal=reviewer, node_id=said.pk)
+
+    said.refresh_from_db()
+    teacher.refresh_from_db()
+    assert said.status == teacher.status == NodeStatus.ACTIVE and teacher.value_json == {"job": "老师"}
+    assert not AuditEvent.objects.filter(node_id=said.pk, event_type="memory.node.superseded").exists()
+
+
+@pytest.mark.parametrize("change", ["user", "superseded", "deleted", "no user"])
+def test_only_an_active_memory_of_a_users_conversation_can_be_kept(principal, reviewer, change):
+    if change == "user":
+        capture(principal, "记住，我对虾过敏。")
+        node = Node.objects.get(key="allergy")
+    elif change == "no user":
+        capture(principal, "我对虾过敏。", owner={**OWNER, "user_id": ""})
+        node = Node.objects.get(key="allergy")
+    else:
+        node = said_in_passing(principal)
+        if change == "superseded":
+            keep_for_user(principal=reviewer, node_id=node.pk)
+        else:
+            memory_forget(principal=reviewer, selector=ForgetSelector(node_id=node.pk), mode="soft", confirm=True)
+    before = Node.objects.count()
+    with pytest.raises(Conflict):
+        keep_for_user(principal=reviewer, node_id=node.pk)
+    assert Node.objects.count() == before
+
+
+def test_an_agent_asks_the_user_instead(principal):
+    said = said_in_passing(principal)
+    with pytest.raises(AccessDenied, match="an agent asks the user"):
+        keep_for_user(principal=principal, node_id=said.pk)
+    said.refresh_from_db()
+    assert said.status == NodeStatus.ACTIVE
+
+
+def test_another_teams_node_is_not_found(principal, other_team, editor):
+    said = said_in_passing(principal)
+    membership_set(team=other_team, username=editor.username, role="editor")
+    outsider = principal_for_user_role(other_team, editor, "editor")
+    with pytest.raises(NotFound):
+        keep_for_user(principal=outsider, node_id=said.pk)
+    said.refresh_from_db()
+    assert said.status == NodeStatus.ACTIVE
+
+
+def test_what_the_schema_refuses_for_the_user_stays_in_the_conversation(principal, reviewer):
+    """Session memory is free-form; the user's follows the controlled schema, confirmed or not."""
+    [message] = append(principal, "我最近在追一部剧", **OWNER)
+    said = make_node(principal, scope="session", type="fact", domain="生活技能", key="tv_show", title="在追一部剧",
+                     source_message_ids=[message.pk], **OWNER)
+    result = keep_for_user(principal=reviewer, node_id=said.pk)
+    said.refresh_from_db()
+    assert (result.accepted, result.reason, result.node) == (False, "key_not_in_schema", None)
+    assert said.status == NodeStatus.ACTIVE and not Node.objects.filter(scope="user").exists()
