@@ -5,7 +5,9 @@ One URL, one view, one template: GET shows the page; POST runs one action, named
 `action` field, through the service the API uses for it — correct (memory_propose_update
 `supersede`, as POST /memory/propose), expire (memory_propose_update `expire`), forget
 (memory_forget by id, as POST /memory/forget and DELETE /nodes/{id}) and restore
-(node_restore, as POST /nodes/{id}/restore). The services check the principal's rights and
+(node_restore, as POST /nodes/{id}/restore) and keep (memory.services.proposals.keep_for_user:
+a memory the user stated in one conversation becomes the user's, confirmed by the reviewer in
+place of the user's explicit words). The services check the principal's rights and
 write the audit event in the same transaction as the change; the view only checks the role
 first (viewers get 403) and turns the answer into a page.
 
@@ -28,13 +30,13 @@ from accounts.principal import AccessDenied, Principal
 from dashboard.forms import CorrectForm, ForgetForm, ReasonForm
 from dashboard.teams import EDIT_ROLES, edit_refusal, team_required
 from memory.errors import MemoryError, NotFound
-from memory.models import Node, NodeStatus
+from memory.models import Node, NodeStatus, Scope
 from memory.selectors.dashboard import node_source_messages, node_version_chain
 from memory.selectors.nodes import node_audit_trail, node_get
 from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
-from memory.services.proposals import Proposal, proposal_apply
+from memory.services.proposals import Proposal, keep_for_user, proposal_apply
 
-ACTIONS = ("correct", "expire", "forget", "restore")
+ACTIONS = ("correct", "keep", "expire", "forget", "restore")
 TEMPLATE = "dashboard/node.html"
 # Proposal refusals that are about who asks, not about what they ask for.
 _FORBIDDEN_REFUSALS = frozenset({"global_admin_only", "scope_not_allowed"})
@@ -68,12 +70,15 @@ def available_actions(*, principal: Principal, role: str, node: Node) -> dict[st
 
     Editors and admins act on the scopes they may write (global memory: admins only); what a
     status allows follows the services (correct and expire an active node; restore a deleted
-    or superseded one; forget any).
+    or superseded one; forget any; keep an active memory of a user's conversation for that
+    user, when the login may write user memory).
     """
     allowed = role in EDIT_ROLES and node.scope in principal.writable_scopes
     current = node.current_status
     offered = {
         "correct": allowed and current == NodeStatus.ACTIVE,
+        "keep": (allowed and current == NodeStatus.ACTIVE and node.scope == Scope.SESSION and bool(node.user_id)
+                 and Scope.USER in principal.writable_scopes),
         "expire": allowed and current == NodeStatus.ACTIVE,
         "forget": allowed,
         "restore": allowed and node.status in (NodeStatus.DELETED, NodeStatus.SUPERSEDED),
@@ -129,6 +134,14 @@ def _correct(principal: Principal, node: Node, form: CorrectForm) -> Done:
     return Done(f"Corrected: #{node.pk} is superseded by #{result.node_id}.", result.node_id)
 
 
+def _keep(principal: Principal, node: Node, form: ReasonForm) -> Done:
+    result = keep_for_user(principal=principal, node_id=node.pk, reason=form.cleaned_data["reason"])
+    if not result.accepted:
+        _refused(result)
+    return Done(f"Kept for user {result.node.user_id}: #{result.node_id} replaces #{node.pk}, and every conversation "
+                f"of theirs sees it.", result.node_id)
+
+
 def _expire(principal: Principal, node: Node, form: ReasonForm) -> Done:
     result = proposal_apply(principal=principal, proposal=Proposal(
         operation="expire", target_id=node.pk, node={}, reason=form.cleaned_data["reason"]))
@@ -165,7 +178,7 @@ def _refused(result) -> None:
     raise _Problem(f"Refused ({result.reason}): {result.message}.{hint}", status, confirm_needed=needs)
 
 
-HANDLERS = {"correct": _correct, "expire": _expire, "forget": _forget, "restore": _restore}
+HANDLERS = {"correct": _correct, "keep": _keep, "expire": _expire, "forget": _forget, "restore": _restore}
 
 
 @vary_on_headers("HX-Request")
@@ -173,7 +186,7 @@ HANDLERS = {"correct": _correct, "expire": _expire, "forget": _forget, "restore"
 @team_required
 def node_page(request, node_id: int):
     """GET: one node with its chain, audit trail, source messages and the actions this login
-    may take. POST `action` = correct | expire | forget | restore with that form's fields
+    may take. POST `action` = correct | keep | expire | forget | restore with that form's fields
     (prefixed by the action: `correct-reason`…): see the module docstring. 404 for an id
     outside the team; 403 for a viewer; 400 for a bad form; the service's status otherwise."""
     node = node_get(principal=request.principal, node_id=node_id)

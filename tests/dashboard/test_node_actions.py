@@ -180,7 +180,7 @@ def test_restoring_a_superseded_node_makes_a_new_current_version(editor_client, 
     assert f"Restored #{fact.pk} as #{restored.pk}" in response.content.decode()
 
 
-@pytest.mark.parametrize("action", ["correct", "expire", "forget", "restore"])
+@pytest.mark.parametrize("action", ["correct", "keep", "expire", "forget", "restore"])
 def test_a_viewer_posting_an_action_gets_403_and_nothing_changes(viewer_client, fact, action):
     fields = {"correct": {"title": "x", "reason": "r"}, "forget": {"mode": "hard", "confirm_word": "forget"}}.get(action, {})
     response = post(viewer_client, fact, action, htmx=True, **fields)
@@ -208,7 +208,7 @@ def test_an_editor_may_not_touch_global_memory_but_an_admin_may(editor_client, a
     assert status_of(node) == NodeStatus.EXPIRED
 
 
-@pytest.mark.parametrize("action", ["correct", "expire", "forget", "restore"])
+@pytest.mark.parametrize("action", ["correct", "keep", "expire", "forget", "restore"])
 def test_an_action_on_another_teams_node_is_404(editor_client, other_principal, action):
     foreign = make_node(other_principal, title="Globex plan")
     response = post(editor_client, foreign, action, reason="r", mode="hard", confirm_word="forget", title="x")
