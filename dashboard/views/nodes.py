@@ -27,7 +27,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.principal import AccessDenied, Principal
-from dashboard.forms import CorrectForm, ForgetForm, ReasonForm
+from dashboard.forms import CorrectForm, ForgetForm, KeepForm, ReasonForm
 from dashboard.teams import EDIT_ROLES, edit_refusal, team_required
 from memory.errors import MemoryError, NotFound
 from memory.models import Node, NodeStatus, Scope
@@ -70,15 +70,15 @@ def available_actions(*, principal: Principal, role: str, node: Node) -> dict[st
 
     Editors and admins act on the scopes they may write (global memory: admins only); what a
     status allows follows the services (correct and expire an active node; restore a deleted
-    or superseded one; forget any; keep an active memory of a user's conversation for that
-    user, when the login may write user memory).
+    or superseded one; forget any; keep an active memory of a user's conversation, not a passing
+    state, for that user, when the login may write user memory).
     """
     allowed = role in EDIT_ROLES and node.scope in principal.writable_scopes
     current = node.current_status
     offered = {
         "correct": allowed and current == NodeStatus.ACTIVE,
         "keep": (allowed and current == NodeStatus.ACTIVE and node.scope == Scope.SESSION and bool(node.user_id)
-                 and Scope.USER in principal.writable_scopes),
+                 and node.expires_at is None and Scope.USER in principal.writable_scopes),
         "expire": allowed and current == NodeStatus.ACTIVE,
         "forget": allowed,
         "restore": allowed and node.status in (NodeStatus.DELETED, NodeStatus.SUPERSEDED),
@@ -91,6 +91,8 @@ def _form(action: str, node: Node, data=None):
         return CorrectForm(data, node=node, prefix=action)
     if action == "forget":
         return ForgetForm(data, modes=forget_modes(node), prefix=action)
+    if action == "keep":
+        return KeepForm(data, prefix=action)
     return ReasonForm(data, prefix=action)
 
 
@@ -134,12 +136,13 @@ def _correct(principal: Principal, node: Node, form: CorrectForm) -> Done:
     return Done(f"Corrected: #{node.pk} is superseded by #{result.node_id}.", result.node_id)
 
 
-def _keep(principal: Principal, node: Node, form: ReasonForm) -> Done:
-    result = keep_for_user(principal=principal, node_id=node.pk, reason=form.cleaned_data["reason"])
+def _keep(principal: Principal, node: Node, form: KeepForm) -> Done:
+    result = keep_for_user(principal=principal, node_id=node.pk, reason=form.cleaned_data["reason"],
+                           confirm=form.cleaned_data["confirm"])
     if not result.accepted:
         _refused(result)
-    return Done(f"Kept for user {result.node.user_id}: #{result.node_id} replaces #{node.pk}, and every conversation "
-                f"of theirs sees it.", result.node_id)
+    return Done(f"Kept for user {result.node.user_id}: #{result.node_id} replaces #{node.pk}, and all their "
+                f"conversations reach it.", result.node_id)
 
 
 def _expire(principal: Principal, node: Node, form: ReasonForm) -> Done:
@@ -159,8 +162,8 @@ def _forget(principal: Principal, node: Node, form: ForgetForm) -> Done:
         raise _Problem(f"Nothing to forget: #{node.pk} is {node.status}.", 409)
     if mode == "soft":
         return Done(f"Forgot #{node.pk} (soft): hidden from search and context; it can be restored.", node.pk)
-    older = len(result.deleted_ids) - 1
-    also = f" with {older} older version{'s' if older != 1 else ''} of it" if older > 0 else ""
+    others = len(result.deleted_ids) - 1  # the versions it replaced, and later ones holding the same fact
+    also = f" with {others} other version{'s' if others != 1 else ''} of it" if others > 0 else ""
     return Done(f"Erased #{node.pk}{also} for good; the audit keeps that it happened.", None)
 
 

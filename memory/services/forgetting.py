@@ -4,8 +4,9 @@ Forget by id, or by a selector (scope, domain, category prefix, type, key, value
 messages) within the caller's own reach: the user, workspace and session it names. A selector
 never reaches past that owner, so "forget everything of mine" cannot touch another user (S06).
 A user memory forgotten by id takes along its session copies: the same user's session nodes of
-the same key and value (or note text) in any conversation (_session_copies), listed as
-candidates, so the forget needs `confirm`.
+the same key and value (or note text) in any conversation (_session_copies), and any node
+forgotten by id its later versions that hold the same fact (_later_copies: a conversation's
+memory kept for its user, a restored copy), listed as candidates, so the forget needs `confirm`.
 
 - soft: active or expired nodes become `deleted`: out of search and context, kept for audit
   and restore.
@@ -168,6 +169,30 @@ def _session_copies(principal: Principal, ids: list[int], mode: str) -> list[int
     return copies
 
 
+def _later_copies(principal: Principal, node_id: int, ids: list[int], mode: str) -> list[int]:
+    """The later versions of node `node_id` (its successors down the supersede chain) that hold
+    its fact: the same domain, key and value (a keyless note: the same type and note text), in a
+    status `mode` forgets and a scope the principal writes. A conversation's memory kept for its
+    user (memory.services.proposals.keep_for_user) is superseded by its user-scope copy: forgetting
+    it by the id the conversation knows forgot only that version and left the copy recalled."""
+    statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
+    node = Node.objects.filter(team=principal.team, pk=node_id).first()
+    copies: list[int] = []
+    seen = {node_id}
+    current = node
+    while current is not None and len(seen) <= FORGET_MAX:
+        current = Node.objects.filter(team=principal.team, supersedes_id=current.pk).first()
+        if current is None or current.pk in seen:
+            break
+        seen.add(current.pk)
+        same = (current.key == node.key and current.value_hash == node.value_hash) if node.key else (
+            not current.key and current.type == node.type and note_text(current.title) == note_text(node.title))
+        if (same and current.domain == node.domain and current.status in statuses
+                and current.scope in principal.writable_scopes and current.pk not in ids):
+            copies.append(current.pk)
+    return copies
+
+
 def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
     """`ids` and every node they superseded or absorbed as duplicates (memory.capture.consolidate),
     directly or not (newest first)."""
@@ -207,6 +232,7 @@ def memory_forget(
         for node in candidates:
             principal.check_write_scope(node.scope)
         if selector.node_id is not None:
+            ids += _later_copies(principal, selector.node_id, ids, mode)
             ids += _session_copies(principal, ids, mode)
         matched = len(ids)
         if mode == "hard":

@@ -157,7 +157,7 @@ def test_hard_forget_erases_the_node_and_its_older_versions(editor_client, princ
     assert {event.node_id for event in AuditEvent.objects.filter(event_type="memory.node.hard_deleted")} == {
         fact.pk, newer.pk}
     page = editor_client.get(reverse("dashboard:memories")).content.decode()
-    assert f"Erased #{newer.pk} with 1 older version of it for good" in page
+    assert f"Erased #{newer.pk} with 1 other version of it for good" in page
 
 
 def test_soft_forget_is_not_offered_for_a_superseded_node_and_refused_if_posted(editor_client, principal, fact):
