@@ -129,6 +129,13 @@ class ReasonForm(forms.Form):
     reason = forms.CharField(required=False, max_length=limits.REASON_MAX)
 
 
+class KeepForm(ReasonForm):
+    """Keep a conversation's memory for its user: a reason, and the confirmation the service asks
+    for before a secret or an identifier leaves the conversation."""
+
+    confirm = forms.BooleanField(required=False, label="Confirm: keep it even though it needs confirmation")
+
+
 class ForgetForm(forms.Form):
     """Forget a memory or a conversation, soft (reversible) or hard (for good). A hard forget
     needs CONFIRM_WORD typed into `confirm_word`, checked here on the server. `modes` limits

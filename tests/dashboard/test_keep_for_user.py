@@ -6,6 +6,7 @@ import pytest
 
 from memory.models import AuditEvent, Node, NodeStatus
 from tests.dashboard.test_node_actions import post, url
+from tests.helpers import append, make_node
 from tests.memory.capture.test_rules_apply import OWNER, capture
 
 KEEP_FORM = 'name="action" value="keep"'
@@ -63,3 +64,32 @@ def test_keep_is_offered_only_on_a_users_conversation_memory(editor_client, prin
         assert post(editor_client, node, "keep", htmx=True, reason="").status_code == 409
     assert Node.objects.count() == 2
 
+
+
+def test_a_secret_asks_for_the_confirm_box_then_goes_through(editor_client, principal):
+    [stated] = append(principal, "my password is hunter2", **OWNER)
+    said = make_node(principal, scope="session", type="fact", title="User's password is hunter2",
+                     source_message_ids=[stated.pk], **OWNER)
+    assert 'name="keep-confirm"' not in editor_client.get(url(said)).content.decode()
+    refused = post(editor_client, said, "keep", htmx=True, reason="")
+    html = refused.content.decode()
+    assert refused.status_code == 409 and "sensitive_needs_confirmation" in html and 'name="keep-confirm"' in html
+    assert post(editor_client, said, "keep", reason="", confirm="on").status_code == 302
+    assert Node.objects.get(supersedes=said).scope == "user"
+
+
+def test_keep_is_not_offered_on_a_passing_state(editor_client, principal):
+    capture(principal, "我今天有点发烧。")
+    state = Node.objects.get(status=NodeStatus.ACTIVE)
+    assert KEEP_FORM not in editor_client.get(url(state)).content.decode()
+    response = post(editor_client, state, "keep", htmx=True, reason="")
+    assert response.status_code == 409 and "passing state" in response.content.decode()
+
+
+def test_hard_forget_on_the_conversations_version_erases_the_kept_copy(editor_client, said):
+    kept = Node.objects.get(pk=int(post(editor_client, said, "keep", reason="").url.rsplit("/", 1)[1]))
+    page = editor_client.get(url(said)).content.decode()
+    assert "the later versions that still say the same" in page
+    response = post(editor_client, said, "forget", mode="hard", confirm_word="forget")
+    assert response.status_code == 302
+    assert not Node.objects.filter(pk__in=[said.pk, kept.pk]).exists()

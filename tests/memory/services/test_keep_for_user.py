@@ -1,7 +1,10 @@
 """Keeping what a user said in one conversation as the user's own memory: a person's
 confirmation in place of the user's explicit words (seed 000 权限和确认策略; R-UI review)."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from accounts.principal import AccessDenied, principal_for_user_role
 from accounts.services import membership_set
@@ -10,6 +13,7 @@ from memory.models import AuditEvent, Node, NodeStatus
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import ForgetSelector, memory_forget
+from memory.services.nodes import node_supersede, supersede_input
 from memory.services.proposals import keep_for_user
 from tests.helpers import append, make_node
 from tests.memory.capture.test_rules_apply import OWNER, capture
@@ -121,3 +125,80 @@ def test_what_the_schema_refuses_for_the_user_stays_in_the_conversation(principa
     said.refresh_from_db()
     assert (result.accepted, result.reason, result.node) == (False, "key_not_in_schema", None)
     assert said.status == NodeStatus.ACTIVE and not Node.objects.filter(scope="user").exists()
+
+
+def test_forgetting_the_conversations_version_by_its_id_takes_the_kept_copy(principal, reviewer):
+    """The id the conversation knows is the session version's; after a keep it is superseded."""
+    said = said_in_passing(principal)
+    kept = keep_for_user(principal=reviewer, node_id=said.pk).node
+    by_conversation = ForgetSelector(owner=Owner(**OWNER), node_id=said.pk)
+
+    soft = memory_forget(principal=principal, selector=by_conversation, mode="soft", confirm=True)
+
+    assert soft.deleted_ids == [kept.pk] and Node.objects.get(pk=kept.pk).status == NodeStatus.DELETED
+    assert "虾" not in block(principal)
+    hard = memory_forget(principal=principal, selector=by_conversation, mode="hard", confirm=True)
+    assert sorted(hard.deleted_ids) == sorted([said.pk, kept.pk])
+    assert not Node.objects.filter(pk__in=[said.pk, kept.pk]).exists()
+
+
+def test_a_later_version_of_another_value_is_not_taken_along(principal, reviewer):
+    said = said_in_passing(principal)
+    kept = keep_for_user(principal=reviewer, node_id=said.pk).node
+    corrected = node_supersede(principal=reviewer, old_node_id=kept.pk, reason="it was crab",
+                               data=supersede_input(kept, {"value_json": "蟹", "title": "用户对蟹过敏"}, {}))
+    result = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                           mode="hard", confirm=True)
+    assert sorted(result.deleted_ids) == sorted([said.pk, kept.pk])
+    assert Node.objects.get(pk=corrected.pk).status == NodeStatus.ACTIVE
+
+
+def test_a_passing_state_stays_in_its_conversation(principal, reviewer):
+    capture(principal, "我今天有点发烧。")
+    state = Node.objects.get(status=NodeStatus.ACTIVE)
+    assert state.expires_at is not None
+    with pytest.raises(Conflict, match="passing state"):
+        keep_for_user(principal=reviewer, node_id=state.pk)
+    Node.objects.filter(pk=state.pk).update(expires_at=timezone.now() - timedelta(hours=1))  # over, not yet swept
+    with pytest.raises(Conflict, match="passing state"):
+        keep_for_user(principal=reviewer, node_id=state.pk)
+    assert not Node.objects.filter(scope="user").exists()
+
+
+def test_a_memory_citing_no_message_of_the_user_is_not_kept(principal, reviewer):
+    append(principal, "聊聊天", **OWNER)  # the conversation exists
+    said = make_node(principal, scope="session", type="fact", title="用户住在上海浦东", **OWNER)
+    with pytest.raises(Conflict, match="names no message"):
+        keep_for_user(principal=reviewer, node_id=said.pk)
+    assert Node.objects.get(pk=said.pk).status == NodeStatus.ACTIVE
+
+
+def test_what_the_users_memory_already_says_is_not_kept_twice(principal, reviewer):
+    said = said_in_passing(principal)
+    capture(principal, "记住，我对虾过敏。", owner={**OWNER, "session_id": "cook-0"})  # cook-0 does not reach cook-1's
+    held = Node.objects.get(scope="user")
+    with pytest.raises(Conflict, match=f"memory {held.pk} already says this"):
+        keep_for_user(principal=reviewer, node_id=said.pk)
+
+
+def test_a_keep_that_would_lose_in_its_own_conversation_is_refused(principal, reviewer):
+    """A workspace's value outranks the user's: kept, the conversation would show the other."""
+    [stated] = append(principal, "我家现在用电磁炉", **OWNER)
+    make_node(principal, scope="workspace", type="fact", domain="general", key="stove", value_json="gas",
+              title="厨房用燃气灶", workspace_id="home", user_id="")
+    said = make_node(principal, scope="session", type="fact", domain="general", key="stove", value_json="induction",
+                     title="厨房用电磁炉", source_message_ids=[stated.pk], **OWNER)
+    with pytest.raises(Conflict, match="workspace memory .* would still win"):
+        keep_for_user(principal=reviewer, node_id=said.pk)
+    assert Node.objects.get(pk=said.pk).status == NodeStatus.ACTIVE and not Node.objects.filter(scope="user").exists()
+    assert "厨房用电磁炉" in block(principal, owner=Owner(**OWNER), query="厨房 灶 做饭")
+
+
+def test_a_secret_needs_the_confirmation_before_it_leaves_the_conversation(principal, reviewer):
+    [stated] = append(principal, "my password is hunter2", **OWNER)
+    said = make_node(principal, scope="session", type="fact", title="User's password is hunter2",
+                     source_message_ids=[stated.pk], **OWNER)
+    refused = keep_for_user(principal=reviewer, node_id=said.pk)
+    assert (refused.accepted, refused.reason) == (False, "sensitive_needs_confirmation")
+    assert Node.objects.get(pk=said.pk).status == NodeStatus.ACTIVE
+    assert keep_for_user(principal=reviewer, node_id=said.pk, confirm=True).node.scope == "user"
