@@ -234,7 +234,9 @@ RULES = (
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
     _own("allergy", negation.wanted(_allergy),
-         rf"对(?P<item>[{HAN}、和与]{{1,12}}?)过敏(?![性史])",
+         # The item holds no 对: the 对 right before it is the one that governs it (对了我对虾过敏,
+         # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).
+         rf"对(?P<item>(?:(?!对)[{HAN}、和与]){{1,12}}?)过敏(?![性史])",
          rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏(?![性史])"),
     _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
     _own("flavor", _flavor, FLAVOR_RUN),

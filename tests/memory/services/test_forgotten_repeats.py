@@ -62,6 +62,18 @@ def test_a_hard_forget_hides_the_turns_that_say_it_again_and_capture_does_not_le
     assert (event.payload["repeated_messages"], event.payload["hidden_messages"]) == (2, 4)
 
 
+
+def test_a_repeat_after_a_word_with_dui_is_found_too(principal, settings):
+    """对了我对花生过敏: the capture rules once read no allergy after 对了, so the forget did not
+    find the turn and it stayed recalled."""
+    settings.MEMORY_CAPTURE_THREADS = False
+    capture(principal, "记住，我对花生过敏", owner=SECOND)
+    again, = append(principal, "对了我对花生过敏，别忘了", **FIRST)
+    node = Node.objects.get(team=principal.team, key="allergy", scope="user")
+    forget(principal, node.pk, "hard")
+    assert hidden(again) == [HIDDEN_FOR_GOOD]
+    assert "过敏" not in build(principal, "我能吃花生吗", owner=LATER).block
+
 def test_a_soft_forget_links_the_repeats_and_a_restore_recalls_them(principal, allergy):
     node, asked, passing, reply, again, unrelated, other_user = allergy
     forget(principal, node.pk, "soft")
