@@ -14,7 +14,7 @@ from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.nodes import node_supersede, supersede_input
-from memory.services.proposals import keep_for_user
+from memory.services.proposals import Proposal, keep_for_user, proposal_apply
 from tests.helpers import append, make_node
 from tests.memory.capture.test_rules_apply import OWNER, capture
 
@@ -104,6 +104,14 @@ def test_an_agent_asks_the_user_instead(principal):
         keep_for_user(principal=principal, node_id=said.pk)
     said.refresh_from_db()
     assert said.status == NodeStatus.ACTIVE
+    # ...and proposes it with the user's answer as its source (README, "Keep for <user>")
+    [answer] = append(principal, "对，以后都记住我对虾过敏", **OWNER)
+    kept = proposal_apply(principal=principal, proposal=Proposal(
+        operation="supersede", target_id=said.pk, node={"scope": "user", "source_message_ids": [answer.pk]},
+        explicit_user_intent=True, **OWNER)).node
+    assert (kept.scope, kept.user_id, kept.session_id, kept.explicit, kept.supersedes_id) == (
+        "user", "xiaoming", None, True, said.pk)
+    assert "用户对虾过敏" in block(principal)
 
 
 def test_another_teams_node_is_not_found(principal, other_team, editor):
