@@ -33,7 +33,7 @@ from memory.errors import MemoryError, NotFound
 from memory.models import Node, NodeStatus, Scope
 from memory.selectors.dashboard import node_source_messages, node_version_chain
 from memory.selectors.nodes import node_audit_trail, node_get
-from memory.services.forgetting import ForgetSelector, memory_forget, node_restore
+from memory.services.forgetting import ForgetSelector, kept_copy, memory_forget, node_restore
 from memory.services.proposals import Proposal, keep_for_user, proposal_apply
 
 ACTIONS = ("correct", "keep", "expire", "forget", "restore")
@@ -110,6 +110,7 @@ def _render(request, node: Node, *, status: int = 200, bound=None, action: str =
         # The version that replaced this one, and the newest of the chain when that is another.
         "successor": chain[position + 1] if position + 1 < len(chain) else None,
         "newest": chain[-1] if chain[-1].pk != node.pk else None,
+        "kept_copy": kept_copy(node),  # a forget of this version takes it along
         "audit": node_audit_trail(principal=principal, node_ids=[item.pk for item in chain]),
         "sources": node_source_messages(principal=principal, node=node),
         "actions": available_actions(principal=principal, role=request.team_role, node=node),
@@ -162,7 +163,7 @@ def _forget(principal: Principal, node: Node, form: ForgetForm) -> Done:
         raise _Problem(f"Nothing to forget: #{node.pk} is {node.status}.", 409)
     if mode == "soft":
         return Done(f"Forgot #{node.pk} (soft): hidden from search and context; it can be restored.", node.pk)
-    others = len(result.deleted_ids) - 1  # the versions it replaced, and later ones holding the same fact
+    others = len(result.deleted_ids) - 1  # the versions it replaced, the copy keeping it for its user
     also = f" with {others} other version{'s' if others != 1 else ''} of it" if others > 0 else ""
     return Done(f"Erased #{node.pk}{also} for good; the audit keeps that it happened.", None)
 

@@ -4,9 +4,9 @@ Forget by id, or by a selector (scope, domain, category prefix, type, key, value
 messages) within the caller's own reach: the user, workspace and session it names. A selector
 never reaches past that owner, so "forget everything of mine" cannot touch another user (S06).
 A user memory forgotten by id takes along its session copies: the same user's session nodes of
-the same key and value (or note text) in any conversation (_session_copies), and any node
-forgotten by id its later versions that hold the same fact (_later_copies: a conversation's
-memory kept for its user, a restored copy), listed as candidates, so the forget needs `confirm`.
+the same key and value (or note text) in any conversation (_session_copies); a conversation's
+memory forgotten by id takes along the copy that keeps it for its user (kept_copy), and that
+copy's session copies. They are listed as candidates, so the forget needs `confirm`.
 
 - soft: active or expired nodes become `deleted`: out of search and context, kept for audit
   and restore.
@@ -169,28 +169,34 @@ def _session_copies(principal: Principal, ids: list[int], mode: str) -> list[int
     return copies
 
 
-def _later_copies(principal: Principal, node_id: int, ids: list[int], mode: str) -> list[int]:
-    """The later versions of node `node_id` (its successors down the supersede chain) that hold
-    its fact: the same domain, key and value (a keyless note: the same type and note text), in a
-    status `mode` forgets and a scope the principal writes. A conversation's memory kept for its
-    user (memory.services.proposals.keep_for_user) is superseded by its user-scope copy: forgetting
-    it by the id the conversation knows forgot only that version and left the copy recalled."""
-    statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
+def kept_copy(node: Node) -> Node | None:
+    """The copy that keeps `node`, a conversation's memory, for its user
+    (memory.services.proposals.keep_for_user): its direct successor when that is the same user's
+    user memory of the same fact (domain, key and value; a keyless note: type and note text).
+    Any other successor (a correction to another value, a scope given to someone else) is None."""
+    if node.scope != Scope.SESSION or not node.user_id:
+        return None
+    successor = Node.objects.filter(team_id=node.team_id, supersedes_id=node.pk).first()
+    if successor is None or successor.scope != Scope.USER or successor.user_id != node.user_id \
+            or successor.domain != node.domain:
+        return None
+    if node.key:
+        same = successor.key == node.key and successor.value_hash == node.value_hash
+    else:
+        same = not successor.key and successor.type == node.type and note_text(successor.title) == note_text(node.title)
+    return successor if same else None
+
+
+def _kept_copies(principal: Principal, node_id: int, ids: list[int], mode: str) -> list[int]:
+    """[the kept copy of node `node_id`] (kept_copy) when `mode` forgets its status and the
+    principal writes user memory; forgetting a conversation's memory by the id the conversation
+    knows forgot only that version and left the copy recalled in every conversation."""
     node = Node.objects.filter(team=principal.team, pk=node_id).first()
-    copies: list[int] = []
-    seen = {node_id}
-    current = node
-    while current is not None and len(seen) <= FORGET_MAX:
-        current = Node.objects.filter(team=principal.team, supersedes_id=current.pk).first()
-        if current is None or current.pk in seen:
-            break
-        seen.add(current.pk)
-        same = (current.key == node.key and current.value_hash == node.value_hash) if node.key else (
-            not current.key and current.type == node.type and note_text(current.title) == note_text(node.title))
-        if (same and current.domain == node.domain and current.status in statuses
-                and current.scope in principal.writable_scopes and current.pk not in ids):
-            copies.append(current.pk)
-    return copies
+    copy = kept_copy(node) if node is not None else None
+    statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
+    if copy is None or copy.pk in ids or copy.status not in statuses or Scope.USER not in principal.writable_scopes:
+        return []
+    return [copy.pk]
 
 
 def _with_predecessors(principal: Principal, ids: list[int]) -> list[int]:
@@ -231,13 +237,15 @@ def memory_forget(
                                fields={"id": ["too many candidates"]})
         for node in candidates:
             principal.check_write_scope(node.scope)
+        copies: list[int] = []
         if selector.node_id is not None:
-            ids += _later_copies(principal, selector.node_id, ids, mode)
-            ids += _session_copies(principal, ids, mode)
+            copies = _kept_copies(principal, selector.node_id, ids, mode)
+            copies += _session_copies(principal, ids + copies, mode)
+            ids += copies
         matched = len(ids)
         if mode == "hard":
             ids = _with_predecessors(principal, ids)  # the versions they replaced hold the same fact
-        needs_confirmation = matched > 1 or (mode == "hard" and confirm_hard and bool(ids))
+        needs_confirmation = matched > 1 or bool(copies) or (mode == "hard" and confirm_hard and bool(ids))
         if needs_confirmation and not confirm:
             shown = list(Node.objects.filter(team=principal.team, pk__in=ids[:CANDIDATES_SHOWN]).order_by("-pk"))
             return ForgetResult(mode=mode, requires_confirmation=True, candidates=shown, candidate_count=len(ids),

@@ -89,7 +89,7 @@ def test_keep_is_not_offered_on_a_passing_state(editor_client, principal):
 def test_hard_forget_on_the_conversations_version_erases_the_kept_copy(editor_client, said):
     kept = Node.objects.get(pk=int(post(editor_client, said, "keep", reason="").url.rsplit("/", 1)[1]))
     page = editor_client.get(url(said)).content.decode()
-    assert "the later versions that still say the same" in page
+    assert f"and #{kept.pk}, the copy that keeps it for xiaoming," in page
     response = post(editor_client, said, "forget", mode="hard", confirm_word="forget")
     assert response.status_code == 302
     assert not Node.objects.filter(pk__in=[said.pk, kept.pk]).exists()
