@@ -27,12 +27,13 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, MemoryError
-from memory.models import Node, NodeStatus, NodeType, Scope
+from memory.models import Message, MessageRole, Node, NodeStatus, NodeType, Scope
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, node_get, node_of_owner
 from memory.services.nodes import (
@@ -398,8 +399,9 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
     or the sensitive check refuses). Raises NotFound (no such node in the team), AccessDenied (an
     agent; a login that may not write user memory), Conflict (409, nothing written): not an
     active session memory of a user; a passing state (expires_at: it stays in its conversation);
-    no source message; the user's memory already says it or holds the slot; or another memory
-    would still win over the kept one in the conversation it was said in (memory.selectors.conflicts:
+    no message of the user among its sources; the user's memory already says it (unexpired) or
+    holds the slot; or another memory would win over the kept one in the conversation it was said
+    in, one that did not already win over the conversation's version (memory.selectors.conflicts:
     correct that one instead).
     """
     if principal.kind != "user":
@@ -415,12 +417,14 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
     if target.expires_at is not None:
         raise Conflict(f"node {target.pk} is a passing state (until {target.expires_at:%Y-%m-%d %H:%M %Z}): "
                        "it stays in its conversation")
-    if not target.source_message_ids:
+    if not Message.objects.filter(pk__in=target.source_message_ids, role=MessageRole.USER).exists():
         raise Conflict(f"node {target.pk} names no message the user said it in, which user memory must")
+    now = timezone.now()
     if target.key:
         said = Node.objects.filter(team=principal.team, scope=Scope.USER, user_id=session.user_id,
                                    status=NodeStatus.ACTIVE, domain=target.domain, key=target.key,
-                                   value_hash=target.value_hash).values_list("pk", flat=True).first()
+                                   value_hash=target.value_hash).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now)).values_list("pk", flat=True).first()
         if said is not None:
             raise Conflict(f"{session.user_id}'s memory {said} already says this: nothing to keep")
     node = {"scope": Scope.USER, "source_message_ids": target.source_message_ids}
@@ -428,24 +432,27 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
                         reason=reason or "kept for the user: confirmed in review", workspace_id=session.workspace_id,
                         user_id=session.user_id, explicit_user_intent=target.explicit, confirm=confirm)
     principal.check_workspace(proposal.workspace_id)
+    owner = Owner(workspace_id=session.workspace_id, user_id=session.user_id, session_id=session.external_id)
     try:
         _check_target(principal, target)
         with transaction.atomic():
+            # What outranks it in its conversation now (a passing constraint) may outrank the copy too.
+            before = conflict_losers(principal=principal, nodes=[target], owner=owner, session=session, now=now)
             result = _supersede(principal, proposal, target, confirmed=True)
-            _check_kept_wins(principal, result.node, session)
+            _check_kept_wins(principal, result.node, owner, session, already=before.get(target.pk))
     except _Refused as refused:
         result = ProposalResult(accepted=False, operation="supersede", reason=refused.reason, message=refused.message)
     _record_outcome(principal, proposal, result)
     return result
 
 
-def _check_kept_wins(principal: Principal, kept: Node, session) -> None:
+def _check_kept_wins(principal: Principal, kept: Node, owner: Owner, session, *, already: int | None) -> None:
     """Conflict (rolling the keep back) when another memory the conversation reaches would win
-    over `kept` there: a workspace's value of the key, or the user's own stated one."""
-    owner = Owner(workspace_id=session.workspace_id, user_id=session.user_id, session_id=session.external_id)
+    over `kept` there — a workspace's value of the key, the user's own stated one — unless it
+    already won over the conversation's version (`already`: a passing constraint, say)."""
     winner = conflict_losers(principal=principal, nodes=[kept], owner=owner, session=session,
                              now=timezone.now()).get(kept.pk)
-    if winner is not None:
+    if winner is not None and winner != already:
         rival = Node.objects.get(team=principal.team, pk=winner)
         raise Conflict(f"{rival.scope} memory {winner} ({rival.title}) would still win over it in the conversation it "
                        f"was said in: correct that one instead")

@@ -210,3 +210,70 @@ def test_a_secret_needs_the_confirmation_before_it_leaves_the_conversation(princ
     assert (refused.accepted, refused.reason) == (False, "sensitive_needs_confirmation")
     assert Node.objects.get(pk=said.pk).status == NodeStatus.ACTIVE
     assert keep_for_user(principal=reviewer, node_id=said.pk, confirm=True).node.scope == "user"
+
+
+def _supersede(principal, old, context=None, **fields):
+    return node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(old, fields, context or {}),
+                          workspace_id=(context or {}).get("workspace_id", ""))
+
+
+def test_a_forget_by_an_old_versions_id_leaves_the_later_versions_that_are_no_keep(principal, reviewer):
+    """Only the copy that keeps a conversation's memory for its user goes along: not a later
+    version of another value, nor one the user stated again after it, nor another owner's."""
+    said = said_in_passing(principal)
+    first = _supersede(principal, said, value_json="蟹", title="用户对蟹过敏")  # a correction in the conversation
+    again = _supersede(principal, first, value_json="虾", title="用户对虾过敏")  # the user says shrimp again
+    soft = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                         mode="soft")
+    assert soft.deleted_ids == [] and not soft.requires_confirmation
+    hard = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                         mode="hard", confirm=True)
+    assert hard.deleted_ids == [said.pk]
+    assert {node.pk: node.status for node in Node.objects.filter(pk__in=[first.pk, again.pk])} == {
+        first.pk: NodeStatus.SUPERSEDED, again.pk: NodeStatus.ACTIVE}
+
+
+def test_a_conversations_version_given_to_another_owner_is_not_its_kept_copy(principal, reviewer):
+    said = said_in_passing(principal)
+    workspace = _supersede(principal, said, {"workspace_id": "home"}, scope="workspace")
+    result = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                           mode="soft", confirm=True)
+    assert result.deleted_ids == [] and Node.objects.get(pk=workspace.pk).status == NodeStatus.ACTIVE
+
+
+def test_forgetting_the_kept_copy_along_asks_for_confirmation(principal, reviewer):
+    said = said_in_passing(principal)
+    kept = keep_for_user(principal=reviewer, node_id=said.pk).node
+    asked = memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                          mode="soft")
+    assert asked.requires_confirmation and [node.pk for node in asked.candidates] == [kept.pk]
+    assert Node.objects.get(pk=kept.pk).status == NodeStatus.ACTIVE
+
+
+def test_a_standing_preference_is_kept_beside_todays_passing_constraint(principal, reviewer):
+    """The constraint outranked the preference in its conversation before the keep as after."""
+    capture(principal, "我喜欢吃辣。")
+    capture(principal, "今天胃不舒服，少辣")
+    preference = Node.objects.get(status=NodeStatus.ACTIVE, type="preference")
+    assert Node.objects.filter(status=NodeStatus.ACTIVE, expires_at__isnull=False).exists()
+    result = keep_for_user(principal=reviewer, node_id=preference.pk)
+    assert result.accepted and result.node.scope == "user"
+
+
+def test_a_memory_citing_only_the_assistants_words_is_not_kept(principal, reviewer):
+    [said_by_agent] = append(principal, "好的，我记住了：你对虾过敏。", role="assistant", **OWNER)
+    said = make_node(principal, scope="session", type="constraint", domain="生活技能", key="allergy", value_json="虾",
+                     title="用户对虾过敏", source_message_ids=[said_by_agent.pk], **OWNER)
+    with pytest.raises(Conflict, match="names no message the user said it in"):
+        keep_for_user(principal=reviewer, node_id=said.pk)
+
+
+def test_a_users_memory_that_has_expired_does_not_count_as_saying_it(principal, reviewer):
+    said = said_in_passing(principal)
+    [stated] = append(principal, "这周我对虾过敏", **{**OWNER, "session_id": "cook-0"})
+    make_node(principal, scope="user", type="constraint", domain="生活技能", key="allergy", value_json="虾",
+              title="用户这周对虾过敏", user_id="xiaoming", explicit=True, source_message_ids=[stated.pk],
+              expires_at=timezone.now() + timedelta(hours=1))
+    Node.objects.filter(scope="user").update(expires_at=timezone.now() - timedelta(minutes=1))  # over, not swept
+    result = keep_for_user(principal=reviewer, node_id=said.pk)
+    assert result.accepted and result.node.expires_at is None
