@@ -114,10 +114,18 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", "吃素", value="素食")]
 
 
+# After a word with 对 earlier in the clause (对了, 对方, 对面的人, 我对我妈说), the allergy is the
+# user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏).
+_USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?)*对?$")  # 我对对虾过敏: 对虾 (prawns)
+
+
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     item = match["item"]
     if "对" in item:
         return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
+    before = match.string[: match.start()]
+    if match.group(0).startswith("对") and "对" in before and not _USER_BEFORE_DUI.search(before):
+        return []
     if not match.group(0).startswith("对") and OTHERS.search(item):
         return []  # 我女儿花生过敏 (but 对猫过敏 and 猫毛过敏 are the user's)
     if re.search(r"(?:不|没|没有|不会)$", item) or item in ("有", "我有"):

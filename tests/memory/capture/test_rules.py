@@ -287,6 +287,18 @@ def test_negated_flavours_and_other_peoples_tastes(text, expected):
     ("对了我妈对花生过敏", []),
     ("对了我女儿对花生过敏", []),
     ("对了我对花生不过敏", []),
+    ("对了我也对虾过敏", [("allergy", "虾")]),
+    # ...and 对 in another's name still says it is theirs (对方, 对面的人), as does a subject after 对了
+    ("对方对虾过敏", []),
+    ("对面的人对花生过敏", []),
+    ("我对面的人对虾过敏", []),
+    ("对门对虾过敏", []),
+    ("我的对手对虾过敏", []),
+    ("对了你对虾过敏", []),
+    ("对呀您对虾过敏", []),
+    ("对了小明对花生过敏", []),
+    ("对了很多人对花生过敏", []),
+    ("我对虾对蟹都过敏", []),  # not a note "对蟹都" either
 ])
 def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
