@@ -115,7 +115,8 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
 
 
 # After a word with 对 earlier in the clause (对了, 对方, 对面的人, 我对我妈说), the allergy is the
-# user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏).
+# user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏),
+# or when that 对 began an allergy said just before (我对花生过敏又对芒果过敏).
 _USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?)*对?$")  # 我对对虾过敏: 对虾 (prawns)
 
 
@@ -123,7 +124,7 @@ def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     item = match["item"]
     if "对" in item:
         return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
-    before = match.string[: match.start()]
+    before = match.string[: match.start()].rsplit("过敏", 1)[-1]  # 我对花生过敏又对芒果过敏: after the user's first
     if match.group(0).startswith("对") and "对" in before and not _USER_BEFORE_DUI.search(before):
         return []
     if not match.group(0).startswith("对") and OTHERS.search(item):

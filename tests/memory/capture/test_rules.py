@@ -299,6 +299,11 @@ def test_negated_flavours_and_other_peoples_tastes(text, expected):
     ("对了小明对花生过敏", []),
     ("对了很多人对花生过敏", []),
     ("我对虾对蟹都过敏", []),  # not a note "对蟹都" either
+    # ...while the user's own allergy said just before keeps the next one the user's
+    ("我既对花生过敏又对芒果过敏", [("allergy", "花生"), ("allergy", "芒果")]),
+    ("我对虾过敏还对蟹过敏", [("allergy", "虾"), ("allergy", "蟹")]),
+    ("我对虾过敏、对蟹过敏", [("allergy", "虾"), ("allergy", "蟹")]),
+    ("我对虾过敏对蟹过敏", [("allergy", "虾"), ("allergy", "蟹")]),
 ])
 def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
