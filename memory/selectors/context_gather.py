@@ -262,7 +262,7 @@ def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) ->
 
 def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:
     """L2 beyond the preference nodes: the user's profile summary and their latest corrections
-    (active nodes that superseded another, newest first)."""
+    (active nodes that superseded another, newest first; not a copy kept for the user)."""
     items: list[Item] = []
     if owner.user_id:
         version = profile_get(principal=principal, user_id=owner.user_id)
@@ -278,7 +278,12 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None) -> l
     parts: list[str] = []
     params: list = []
     if owner.user_id:
-        parts.append(f"SELECT * FROM ({corrected} AND user_id = %s AND scope = %s {order}) AS by_user")
+        # A conversation's memory kept for its user (memory.services.proposals.keep_for_user) is a
+        # copy of what it superseded, the same title and value: no correction.
+        kept = (f"NOT EXISTS (SELECT 1 FROM {Node._meta.db_table} p WHERE p.id = {Node._meta.db_table}.supersedes_id "
+                f"AND p.scope = '{Scope.SESSION}' AND p.\"key\" = {Node._meta.db_table}.\"key\" "
+                f"AND p.value_hash = {Node._meta.db_table}.value_hash AND p.title = {Node._meta.db_table}.title)")
+        parts.append(f"SELECT * FROM ({corrected} AND user_id = %s AND scope = %s AND {kept} {order}) AS by_user")
         params += [principal.team.pk, NodeStatus.ACTIVE, owner.user_id, Scope.USER]
     if session is not None:
         parts.append(f"SELECT * FROM ({corrected} AND session_id = %s {order}) AS by_session")

@@ -188,14 +188,15 @@ def kept_copy(node: Node) -> Node | None:
 
 
 def _kept_copies(principal: Principal, node_id: int, ids: list[int], mode: str) -> list[int]:
-    """[the kept copy of node `node_id`] (kept_copy) when `mode` forgets its status and the
-    principal writes user memory; forgetting a conversation's memory by the id the conversation
+    """[the kept copy of node `node_id`] (kept_copy) when `mode` forgets its status; AccessDenied
+    when the principal may not write user memory. Forgetting a conversation's memory by the id the conversation
     knows forgot only that version and left the copy recalled in every conversation."""
     node = Node.objects.filter(team=principal.team, pk=node_id).first()
     copy = kept_copy(node) if node is not None else None
     statuses = [NodeStatus.ACTIVE, NodeStatus.EXPIRED] if mode == "soft" else list(NodeStatus.values)
-    if copy is None or copy.pk in ids or copy.status not in statuses or Scope.USER not in principal.writable_scopes:
+    if copy is None or copy.pk in ids or copy.status not in statuses:
         return []
+    principal.check_write_scope(copy.scope)  # a key that cannot forget the copy forgets neither (403)
     return [copy.pk]
 
 

@@ -36,6 +36,7 @@ from memory.errors import Conflict, InvalidInput, MemoryError
 from memory.models import Message, MessageRole, Node, NodeStatus, NodeType, Scope
 from memory.selectors.conflicts import conflict_losers
 from memory.selectors.nodes import Owner, node_get, node_of_owner
+from memory.services.maintenance import nodes_expire_due
 from memory.services.nodes import (
     DESCRIPTIVE_FIELDS,
     NodeInput,
@@ -420,6 +421,7 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
     if not Message.objects.filter(pk__in=target.source_message_ids, role=MessageRole.USER).exists():
         raise Conflict(f"node {target.pk} names no message the user said it in, which user memory must")
     now = timezone.now()
+    nodes_expire_due(team=principal.team, now=now)  # a user memory over but not yet swept holds its slot
     if target.key:
         said = Node.objects.filter(team=principal.team, scope=Scope.USER, user_id=session.user_id,
                                    status=NodeStatus.ACTIVE, domain=target.domain, key=target.key,

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.principal import AccessDenied, principal_for_user_role
-from accounts.services import membership_set
+from accounts.principal import AccessDenied, principal_for_key, principal_for_user_role
+from accounts.services import agent_key_create, membership_set
 from memory.errors import Conflict, NotFound
 from memory.models import AuditEvent, Node, NodeStatus
 from memory.selectors.context import ContextRequest, context_build
@@ -271,9 +271,30 @@ def test_a_memory_citing_only_the_assistants_words_is_not_kept(principal, review
 def test_a_users_memory_that_has_expired_does_not_count_as_saying_it(principal, reviewer):
     said = said_in_passing(principal)
     [stated] = append(principal, "这周我对虾过敏", **{**OWNER, "session_id": "cook-0"})
-    make_node(principal, scope="user", type="constraint", domain="生活技能", key="allergy", value_json="虾",
-              title="用户这周对虾过敏", user_id="xiaoming", explicit=True, source_message_ids=[stated.pk],
-              expires_at=timezone.now() + timedelta(hours=1))
-    Node.objects.filter(scope="user").update(expires_at=timezone.now() - timedelta(minutes=1))  # over, not swept
+    week = proposal_apply(principal=principal, proposal=Proposal(operation="create", node={
+        "scope": "user", "type": "constraint", "domain": "生活技能", "key": "allergy", "value_json": "虾",
+        "title": "用户这周对虾过敏", "source_message_ids": [stated.pk], "expires_at": timezone.now() + timedelta(days=3)},
+        explicit_user_intent=True, **{**OWNER, "session_id": "cook-0"})).node
+    assert week.slot == Node.objects.get(pk=said.pk).slot  # the same slot, taken until the sweep says it is over
+    Node.objects.filter(pk=week.pk).update(expires_at=timezone.now() - timedelta(minutes=1))  # over, not swept
     result = keep_for_user(principal=reviewer, node_id=said.pk)
     assert result.accepted and result.node.expires_at is None
+    assert Node.objects.get(pk=week.pk).status == NodeStatus.EXPIRED
+
+
+def test_a_key_that_cannot_write_user_memory_cannot_forget_half_of_a_kept_fact(principal, reviewer, team):
+    said = said_in_passing(principal)
+    kept = keep_for_user(principal=reviewer, node_id=said.pk).node
+    session_only = principal_for_key(agent_key_create(team=team, name="notes", writable_scopes=["session"])[0])
+    for mode in ("soft", "hard"):
+        with pytest.raises(AccessDenied):
+            memory_forget(principal=session_only, selector=ForgetSelector(owner=Owner(**OWNER), node_id=said.pk),
+                          mode=mode, confirm=True)
+    assert Node.objects.get(pk=kept.pk).status == NodeStatus.ACTIVE and Node.objects.filter(pk=said.pk).exists()
+
+
+def test_a_kept_memory_is_no_correction_in_other_conversations(principal, reviewer):
+    said = said_in_passing(principal, "我在医院当护士。", key="occupation")
+    keep_for_user(principal=reviewer, node_id=said.pk)
+    shown = block(principal, query="今天天气怎么样")
+    assert "[Recent corrections]" not in shown
