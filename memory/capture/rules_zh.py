@@ -117,7 +117,8 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
 # After a word with 对 earlier in the clause (对了, 对方, 对面的人, 我对我妈说), the allergy is the
 # user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏),
 # or when that 对 began an allergy said just before (我对花生过敏又对芒果过敏).
-_USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?)*对?$")  # 我对对虾过敏: 对虾 (prawns)
+# (我对对虾过敏: 对虾, prawns)
+_USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?|真的|确实|自己|本人|最近|有点)*对?$")
 
 
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:

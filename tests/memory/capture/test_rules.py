@@ -288,6 +288,8 @@ def test_negated_flavours_and_other_peoples_tastes(text, expected):
     ("对了我女儿对花生过敏", []),
     ("对了我对花生不过敏", []),
     ("对了我也对虾过敏", [("allergy", "虾")]),
+    ("对了我真的对虾过敏", [("allergy", "虾")]),
+    ("对了我最近有点对芒果过敏", [("allergy", "芒果")]),
     # ...and 对 in another's name still says it is theirs (对方, 对面的人), as does a subject after 对了
     ("对方对虾过敏", []),
     ("对面的人对花生过敏", []),
