@@ -415,6 +415,7 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
                        "only an active memory of one conversation can be kept for its user")
     if not session.user_id:
         raise Conflict(f"node {target.pk} is from a conversation without a user_id: there is no user to keep it for")
+    principal.check_workspace(session.workspace_id)  # before anything is written, the expiry sweep included
     if target.expires_at is not None:
         raise Conflict(f"node {target.pk} is a passing state (until {target.expires_at:%Y-%m-%d %H:%M %Z}): "
                        "it stays in its conversation")
@@ -433,7 +434,6 @@ def keep_for_user(*, principal: Principal, node_id: int, reason: str = "", confi
     proposal = Proposal(operation="supersede", target_id=target.pk, node=node,
                         reason=reason or "kept for the user: confirmed in review", workspace_id=session.workspace_id,
                         user_id=session.user_id, explicit_user_intent=target.explicit, confirm=confirm)
-    principal.check_workspace(proposal.workspace_id)
     owner = Owner(workspace_id=session.workspace_id, user_id=session.user_id, session_id=session.external_id)
     try:
         _check_target(principal, target)
