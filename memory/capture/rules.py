@@ -55,6 +55,7 @@ RULES: tuple[Rule, ...] = tuple(
     [rule for language in LANGUAGES for rule in language.rules if not rule.generic]
     + [rule for language in LANGUAGES for rule in language.rules if rule.generic]
 )
+SUPPOSITIONS = tuple(language.supposition for language in LANGUAGES if language.supposition is not None)
 _T2S = opencc.OpenCC("t2s")
 _SENTENCE_END = re.compile(r"(?<=[。!?;\n])|(?<=\.)\s+")
 _TEMPORARY_PREFIX = {"zh": "（暂时）", "en": "(for now) "}
@@ -111,7 +112,8 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
-    read over the whole sentence)."""
+    read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
+    the rule."""
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []  # the spans of the findings so far, in order (they never overlap)
     readers: dict[int, Callable[[int, int], bool]] = {}
@@ -134,6 +136,8 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
                             readers[id(rule.subjects)] = rule.subjects.reader(sentence)
                         if readers[id(rule.subjects)](start, end):
                             continue
+                    if any(supposition.governs(sentence, start, end) for supposition in SUPPOSITIONS):
+                        continue
                     findings = rule.build(match, message)
                     if findings:
                         insort(taken, (start, end))

@@ -224,13 +224,47 @@ class Language:
     """A language module's tables: its rules in priority order; EXPLICIT, the words that show
     the user wants a lasting memory (记住, from now on); LASTING, phrases that make a time word
     the start of a lasting change (从今天开始, from today on); TEMPORAL, time words of a
-    passing state with how long it lasts."""
+    passing state with how long it lasts; SUPPOSITION, what makes a statement a supposition
+    instead of a fact (Supposition)."""
 
     code: str
     rules: tuple[Rule, ...]
     explicit: re.Pattern[str]
     lasting: re.Pattern[str]
     temporal: tuple[tuple[re.Pattern[str], timedelta], ...] = field(default=())
+    supposition: "Supposition | None" = None
+
+
+@dataclass(frozen=True)
+class Supposition:
+    """What makes a statement a supposition, which no rule may read as a fact (R-EXTRACT): 如果我
+    对花生过敏怎么办, 假如我是素食者, "Suppose I'm allergic to shellfish", "If I'm vegetarian, what
+    should I cook?".
+
+    `opens` a supposition (如果, 要是, if, what if); it governs the rest of its clause (to the next
+    comma) until a word that `settles` it: its consequence or a request begins (就, 的话, 记住,
+    then, remember), or another subject's condition gives way to the user (如果你推荐菜我对花生
+    过敏, "If you're cooking I don't eat cilantro"). `after`: a clause-final mark that makes what
+    precedes it a condition (我不吃辣的话，…). A supposition in another clause says nothing of the
+    statement: 我对花生过敏，万一误食要去医院; "In case you forget, I'm allergic to peanuts"."""
+
+    opens: re.Pattern[str]
+    settles: re.Pattern[str]
+    after: re.Pattern[str] | None = None
+
+    def governs(self, sentence: str, start: int, end: int) -> bool:
+        """Whether the statement at sentence[start:end] is inside a supposition of its clause."""
+        clause_start = sentence.rfind(",", 0, start) + 1
+        clause_end = sentence.find(",", end)
+        clause_end = len(sentence) if clause_end < 0 else clause_end
+        if self.after is not None and self.after.search(sentence, start, clause_end):
+            return True
+        opened = None
+        for found in self.opens.finditer(sentence, clause_start, start):
+            opened = found  # the last one: the supposition nearest the statement
+        # A word that settles it may be part of the statement itself: 如果我吃花生就会过敏 (its
+        # consequence), "if you cook remember I'm allergic" (a request).
+        return opened is not None and not self.settles.search(sentence, opened.end(), end)
 
 
 def flavor_value(text: str, table: tuple[tuple[str, dict[str, str]], ...]) -> tuple[dict[str, str], list[str]]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture.facts_en import JOB, JOB_AT, KIN, NAME, PLACE, SUBJECTS, THE, fact_builder, job_at, own_job, own_name
-from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
     CUISINES,
@@ -327,5 +327,15 @@ LANGUAGE = Language(
         (re.compile(r"\b(?:these days|for a few days|for the next few days|for a couple of days)\b", re.IGNORECASE), 3 * DAY),
         (re.compile(r"\bthis week\b", re.IGNORECASE), timedelta(days=7)),
         (re.compile(r"\b(?:for now|right now|at the moment|for the time being)\b", re.IGNORECASE), DAY),
+    ),
+    # "Suppose I'm allergic to shellfish", "If I'm vegetarian, what should I cook?": suppositions.
+    # Settled by a consequence or a request ("then", "remember"), or another's condition giving way
+    # to the user ("If you're cooking I don't eat cilantro"; not "if you think I'm vegetarian").
+    supposition=Supposition(
+        opens=re.compile(r"\b(?:if|suppose|supposing|imagine|assuming|assume|let's say|let us say|what if|in case"
+                         r"|pretend(?:ing)?|hypothetically|unless|whether)\b", re.IGNORECASE),
+        settles=re.compile(r"\b(?:then|remember|note|keep in mind|don't forget|do not forget|fyi|please|know that)\b"
+                           r"|\b(?:you|he|she|it|they|there)\b(?:(?!\b(?:think|thinks|thought|believe|believes|say|says"
+                           r"|said|know|knows|guess|assume|wonder|ask|asks|asked)\b)[^,])*?\bI\b", re.IGNORECASE),
     ),
 )

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from memory.capture import negation_zh as negation
 from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
-from memory.capture.rules_common import DAY, Finding, Language, Rule, alternation, flavor_value
+from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
     CUISINES,
@@ -314,5 +314,14 @@ LANGUAGE = Language(
         (re.compile(r"这几天|这两天|最近几天|近几天|最近"), 3 * DAY),
         (re.compile(r"这周|本周|这个星期|这星期"), timedelta(days=7)),
         (re.compile(r"暂时|目前|眼下"), DAY),
+    ),
+    # 如果我对花生过敏怎么办, 假如我是素食者, 要是我不吃香菜呢: suppositions, not facts. Not 主要是, 只要是,
+    # 不要是 (no "if"). Settled by a consequence (就, 那么), a request (记住, 请), or another's
+    # condition giving way to the user (如果你推荐菜我对花生过敏; but 如果你觉得我不吃辣 stays supposed).
+    supposition=Supposition(
+        opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|万一|设想|想象一下|(?<![主只还就总不需想])要是"),
+        settles=re.compile(r"的话|就|那么|则|的?时候|记住|记得|别忘|提醒|请|注意"
+                           r"|(?:你|您|他|她|它)(?:(?!觉得|认为|以为|说|知道)[^我])*我"),
+        after=re.compile(r"的话(?!题)"),
     ),
 )

@@ -39,8 +39,9 @@ END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
             r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
-# A stricter end for things that must stay whole ("animals with fur").
-END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I)\b|\s*[,.;:!?)\"]|\s*$)"
+# A stricter end for things that must stay whole ("animals with fur"); a condition may follow
+# ("I'm allergic to shellfish if that helps", "…in case you cook").
+END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless)\b|\s*[,.;:!?)\"]|\s*$)"
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
 POINTING = set(
     """i me my mine you your yours it its that this these those them they their theirs he him his she her hers we us our

@@ -311,6 +311,52 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
 
 
+# A supposition is no fact (Supposition), whatever rule would read it: 如果我对花生过敏怎么办 stored
+# an allergy, 假如我是素食者 a diet, "Suppose I'm allergic to shellfish" an allergy, 如果我们决定用
+# React a decision. What settles the supposition (its consequence, a request, another's condition
+# giving way to the user) and a supposition in another clause leave the statement a fact.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("如果我对花生过敏怎么办", []),
+    ("我要是对花生过敏就麻烦了", []),
+    ("假如我对虾过敏，还能吃什么", []),
+    ("万一我对海鲜过敏呢", []),
+    ("倘若我对海鲜过敏", []),
+    ("如果我不吃辣，你推荐什么", []),
+    ("我不吃辣的话，你推荐什么", []),
+    ("要是我不吃香菜呢", []),
+    ("如果我喜欢吃辣怎么办", []),
+    ("假设我爱吃川菜", []),
+    ("假如我是素食者，该吃什么", []),
+    ("万一我感冒了怎么办", []),
+    ("如果我需要加班", []),
+    ("如果我们决定用React", []),
+    ("如果你觉得我不吃辣", []),
+    ("Suppose I'm allergic to shellfish.", []),
+    ("Imagine I'm allergic to peanuts.", []),
+    ("Let's say I'm vegetarian.", []),
+    ("If I'm vegetarian, what should I cook?", []),
+    ("Assuming I'm allergic to nuts, what can I eat?", []),
+    ("If you think I'm vegetarian you're wrong", []),
+    # settled, or in another clause: the user's
+    ("如果你推荐菜的话记住我对花生过敏", [("allergy", "花生")]),
+    ("要是做饭记得我对花生过敏", [("allergy", "花生")]),
+    ("如果你推荐菜我对花生过敏", [("allergy", "花生")]),
+    ("如果要做饭就别放辣", [("avoid_ingredient", "辣")]),
+    ("我对花生过敏，万一误食要去医院", [("allergy", "花生")]),
+    ("主要是我对花生过敏", [("allergy", "花生")]),
+    ("我要是吃花生就会过敏", [("allergy", "花生")]),
+    ("我对花生过敏的话题", [("allergy", "花生")]),
+    ("If you cook tonight remember I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("If you're cooking I don't eat cilantro.", [("avoid_ingredient", "cilantro")]),
+    ("In case you forget, I'm allergic to peanuts.", [("allergy", "peanuts")]),
+    ("If it matters, I'm vegetarian.", [("dietary_restriction", "vegetarian")]),
+    ("I'm allergic to shellfish if that helps.", [("allergy", "shellfish")]),
+])
+def test_a_supposition_is_no_fact(text, expected):
+    assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
+
 # The same kind, wider (a newcomer's "我不太能吃辣" became "prefers spicy", "我特别喜欢吃鱼" "avoids
 # 喜欢吃鱼"): a negation with words between it and the wish, 别 inside another word, 没 (what
 # happened, not what is wanted), and a clause that names nobody going on about a family member.
