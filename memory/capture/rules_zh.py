@@ -121,6 +121,24 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
 _USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?|真的|确实|自己|本人|最近|有点)*对?$")
 
 
+# 我吃花生会过敏, 我一吃芒果就过敏, 吃虾过敏, 我碰到猫就过敏: what the user eats or touches is the
+# allergy, not the words around it (they became a note "吃花生会").
+_CONTACT = re.compile(r"^我?(?:(?:要是|一旦|只要|每次|平时)?一?(?:吃|喝|碰|碰到|摸|摸到|接触|接触到|闻|闻到|用)(?:了|过|到)?"
+                      r"(?P<item>.+?)(?:就|会|都|也|容易|总|总是|老是|马上|立刻|一定)*)$")
+
+
+# Someone named or spoken to right before the allergy's 对, at the start of its clause (小明对花生过敏,
+# 老王也对虾过敏, 张伟一直对芒果过敏, 你对虾过敏): not the user. A list of what names someone, not of
+# what may precede the user's own 对 (其实, 从小, 一直…), so an unusual lead-in never costs the
+# user's allergy. Not 小时候, 老是, 于是, 向来, 马上 (words, not names).
+_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏吕丁任"
+             "沈姚卢姜崔钟谭陆汪范廖贾夏韦方邹孟熊秦邱尹薛闫段雷侯龙陶黎贺顾郝龚邵钱严戴孔汤")
+_NAMED_BEFORE_DUI = re.compile(
+    r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下)?"
+    rf"(?:你|您|(?!小时|小心|小的|老是|老实|老早)[小老阿][{HAN}]|(?!于是|马上|高度|方才|白天)[{_SURNAMES}][{HAN}]{{1,2}}?)"
+    r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+
+
 def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     item = match["item"]
     if "对" in item:
@@ -128,7 +146,12 @@ def _allergy(match: re.Match[str], message: str) -> list[Finding]:
     before = match.string[: match.start()].rsplit("过敏", 1)[-1]  # 我对花生过敏又对芒果过敏: after the user's first
     if match.group(0).startswith("对") and "对" in before and not _USER_BEFORE_DUI.search(before):
         return []
-    if not match.group(0).startswith("对") and OTHERS.search(item):
+    if match.group(0).startswith("对") and _NAMED_BEFORE_DUI.fullmatch(before.strip(" :;!~")):
+        return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
+    contact = None if match.group(0).startswith("对") else _CONTACT.match(item)
+    if contact:
+        item = contact["item"]  # what is eaten or touched is no one's subject (我碰到猫就过敏)
+    elif not match.group(0).startswith("对") and OTHERS.search(item):
         return []  # 我女儿花生过敏 (but 对猫过敏 and 猫毛过敏 are the user's)
     if re.search(r"(?:不|没|没有|不会)$", item) or item in ("有", "我有"):
         return []  # 我不过敏, 我对花生不过敏, 我没有过敏

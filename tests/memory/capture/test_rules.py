@@ -356,6 +356,36 @@ def test_a_supposition_is_no_fact(text, expected):
     assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
 
 
+# What the user eats or touches is the allergy (我吃花生会过敏 became a note "吃花生会"), and someone
+# named before the allergy's 对 is not the user (小明对花生过敏, 你对虾过敏 were the user's).
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我吃花生会过敏", [("allergy", "花生")]),
+    ("我一吃花生就过敏", [("allergy", "花生")]),
+    ("我吃了芒果会过敏", [("allergy", "芒果")]),
+    ("我喝牛奶容易过敏", [("allergy", "牛奶")]),
+    ("吃虾过敏", [("allergy", "虾")]),
+    ("我吃海鲜和芒果都会过敏", [("allergy", "海鲜"), ("allergy", "芒果")]),
+    ("我碰到猫就过敏", [(None, "猫")]),
+    ("我吃花生不会过敏", []),
+    ("我吃了花生也没过敏", []),
+    ("我妈一吃海鲜就过敏", []),
+    ("我女儿吃花生会过敏", []),
+    ("小明对花生过敏", []),
+    ("张伟对虾过敏", []),
+    ("老王也对虾过敏", []),
+    ("王老师对花生过敏", []),
+    ("你对虾过敏", []),
+    ("对了，小红对芒果过敏", []),
+    ("老是对花生过敏", [("allergy", "花生")]),
+    ("其实对花生过敏", [("allergy", "花生")]),
+    ("从小就对花生过敏", [("allergy", "花生")]),
+    ("本人对花生过敏", [("allergy", "花生")]),
+    ("你知道我对虾过敏", [("allergy", "虾")]),
+    ("我有很多忌口，对花生过敏", [("allergy", "花生")]),
+])
+def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
+    assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
+
 
 # The same kind, wider (a newcomer's "我不太能吃辣" became "prefers spicy", "我特别喜欢吃鱼" "avoids
 # 喜欢吃鱼"): a negation with words between it and the wish, 别 inside another word, 没 (what
