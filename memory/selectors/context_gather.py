@@ -39,7 +39,7 @@ from memory.selectors.context_items import (
 from memory.selectors.layers import DEFAULT_LIST_MAX, default_layers
 from memory.selectors.messages import messages_recent, messages_search
 from memory.selectors.nodes import Owner
-from memory.selectors.profiles import profile_get
+from memory.selectors.profiles import profile_as_injected
 from memory.selectors.query import MemoryQuery, Omission, memory_query
 from memory.selectors.rows import NODE_JOINS, NODE_SELECT, columns, instances, nodes_of_rows, read
 from memory.selectors.working_memory import working_memory_for_context
@@ -129,7 +129,7 @@ def gather_parts(principal: Principal, request: ContextRequest, session: Session
     except DatabaseError as error:
         parts.fail("default memory layers", error)
     try:
-        parts.long_term = _long_term(principal, owner, session)
+        parts.long_term = _long_term(principal, owner, session, now)
     except DatabaseError as error:
         parts.fail("user profile and corrections", error)
     try:
@@ -260,12 +260,13 @@ def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) ->
     return summary, every - unshown_count
 
 
-def _long_term(principal: Principal, owner: Owner, session: Session | None) -> list[Item]:
-    """L2 beyond the preference nodes: the user's profile summary and their latest corrections
-    (active nodes that superseded another, newest first; not a copy kept for the user)."""
+def _long_term(principal: Principal, owner: Owner, session: Session | None, now: datetime) -> list[Item]:
+    """L2 beyond the preference nodes: the user's profile summary, without memories no longer
+    active (profile_as_injected), and their latest corrections (active nodes that superseded
+    another, newest first; not a copy kept for the user)."""
     items: list[Item] = []
     if owner.user_id:
-        version = profile_get(principal=principal, user_id=owner.user_id)
+        version = profile_as_injected(principal=principal, user_id=owner.user_id, now=now)
         if version is not None and version.summary.strip():
             items.append(profile_item(version))
     # One part per owner, each through its own index (an OR of the two made SQLite, which has

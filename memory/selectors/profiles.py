@@ -5,12 +5,18 @@ user-scope nodes (memory.selectors.nodes.nodes_for_team) — not by a key limite
 empty list of workspaces.
 """
 
+import copy
+from datetime import datetime
+
+from django.db import connections, router
 from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.profile_models import UserProfile, UserProfileVersion
+from memory.models import Node, NodeStatus
+from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
 from memory.selectors.rows import columns, read
+from memory.services.profiles import ProfileLine, render_content, render_summary
 from memory.validation import clean_identity
 
 
@@ -32,6 +38,38 @@ def profile_get(*, principal: Principal, user_id: str) -> UserProfileVersion | N
                  "LIMIT 1) ORDER BY v.id LIMIT 1",
                  [principal.team.pk, user_id, principal.team.pk, user_id])
     return found[0] if found else None
+
+
+def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) -> UserProfileVersion | None:
+    """The current version of `user_id`'s profile as a context call injects it (R-CTX; R-STORE
+    forgetting; S03): without the lines of memories that are no longer active as of `now`
+    (superseded, forgotten or expired since the version was laid out), so the block never says a
+    value beside its correction, nor what was forgotten, until the next consolidation lays the
+    document out again. When a line is taken out, the summary and content are laid out from the
+    rest by rules (a language model's text cannot be split by memory): a copy, not saved.
+    Otherwise the version as stored. One more statement than profile_get when it has lines.
+    Raises InvalidInput (bad user_id)."""
+    version = profile_get(principal=principal, user_id=user_id)
+    if version is None or not version.lines:
+        return version
+    lines = [ProfileLine.from_json(item) for item in version.lines]
+    wanted = sorted({line.node_id for line in lines})
+    nodes = Node._meta.db_table
+    using = router.db_for_read(Node)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {nodes} WHERE team_id = %s AND id IN ({', '.join(['%s'] * len(wanted))}) "
+                       "AND status = %s AND (expires_at IS NULL OR expires_at > %s)",
+                       [principal.team.pk, *wanted, NodeStatus.ACTIVE, now])
+        active = {pk for (pk,) in cursor.fetchall()}
+    if len(active) == len(wanted):
+        return version
+    kept = [line for line in lines if line.node_id in active]
+    shown = copy.copy(version)
+    shown.lines = [line.as_json() for line in kept]
+    shown.source_node_ids = [pk for pk in version.source_node_ids if pk in active]
+    shown.summary, shown.content = render_summary(kept), render_content(kept)
+    shown.generator = ProfileGenerator.RULES
+    return shown
 
 
 def profile_version_get(*, principal: Principal, user_id: str, version: int) -> UserProfileVersion:

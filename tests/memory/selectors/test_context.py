@@ -322,6 +322,58 @@ def test_l2_shows_the_profile_summary_and_recent_corrections_without_the_old_val
     assert context.chars_by_layer["L2"] == sum(len(item.text) for item in context.items if item.layer == "L2")
 
 
+def _profiled_city(principal):
+    """A profile laid out while 住在杭州 was active, beside three likes."""
+    from memory.capture.consolidate import profile_consolidate
+
+    for index in range(3):
+        make_node(principal, user_id="xiaoming", type="preference", key=f"likes{index}", title=f"喜欢第{index}道菜")
+    city = make_node(principal, user_id="xiaoming", type="fact", key="city", value_json="杭州", title="住在杭州")
+    profile_consolidate(team=principal.team, user_id="xiaoming", force=True)
+    assert "住在杭州" in build(principal).block
+    return city
+
+
+# The profile is laid out at consolidation (every 8 changed memories): until then it still said
+# 住在杭州 beside the correction 住在成都 (S03: never both values), and what was forgotten softly.
+def test_the_profile_is_injected_without_a_memory_superseded_since_it_was_laid_out(principal):
+    city = _profiled_city(principal)
+    node_supersede(principal=principal, old_node_id=city.pk,
+                   data=supersede_input(city, {"value_json": "成都", "title": "住在成都"}, {}))
+    context = build(principal)
+    assert "杭州" not in context.block
+    assert "\n\n[User profile]\n喜欢第2道菜; 喜欢第1道菜; 喜欢第0道菜\n\n" in context.block
+    assert "- 住在成都 (replaces an earlier memory)" in context.block
+
+
+@pytest.mark.parametrize("mode", ["soft", "hard"])
+def test_the_profile_is_injected_without_a_forgotten_memory(principal, mode):
+    from memory.profile_models import UserProfileVersion
+    from memory.services.nodes import node_delete
+
+    city = _profiled_city(principal)
+    node_delete(principal=principal, node_id=city.pk, mode=mode)
+    assert "杭州" not in build(principal).block
+    # the stored document is history: a soft forget leaves it as laid out (restore brings it back)
+    stored = UserProfileVersion.objects.get(team=principal.team, user_id="xiaoming")
+    assert ("住在杭州" in stored.summary) is (mode == "soft")
+
+
+def test_the_profile_is_injected_without_a_memory_that_expired(principal):
+    city = _profiled_city(principal)
+    type(city).objects.filter(pk=city.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    context = build(principal)
+    assert "杭州" not in context.block and "喜欢第0道菜" in context.block
+
+
+def test_a_profile_whose_memories_all_hold_is_injected_as_written(principal):
+    from memory.profile_models import UserProfileVersion
+
+    _profiled_city(principal)
+    UserProfileVersion.objects.filter(team=principal.team, user_id="xiaoming").update(summary="小明住在杭州，爱做饭")
+    assert build(principal).block.endswith("[User profile]\n小明住在杭州，爱做饭")
+
+
 def test_l4_shows_the_sessions_working_memory_line_by_line(principal, cooking):
     from memory.services.sessions import SessionRef
     from memory.services.working_memory import working_memory_put
