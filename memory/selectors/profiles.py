@@ -52,18 +52,20 @@ def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) ->
     version = profile_get(principal=principal, user_id=user_id)
     if version is None or not version.lines:
         return version
-    lines = [ProfileLine.from_json(item) for item in version.lines]
-    wanted = sorted({line.node_id for line in lines})
-    nodes = Node._meta.db_table
-    using = router.db_for_read(Node)
-    with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {nodes} WHERE team_id = %s AND id IN ({', '.join(['%s'] * len(wanted))}) "
+    wanted = sorted({int(item["node_id"]) for item in version.lines})
+    connection = connections[router.db_for_read(Node)]
+    if connection.vendor == "postgresql":  # one statement text whatever the number of lines: prepared
+        among, params = "= ANY(CAST(%s AS bigint[]))", [wanted]
+    else:
+        among, params = f"IN ({', '.join(['%s'] * len(wanted))})", wanted
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {Node._meta.db_table} WHERE team_id = %s AND id {among} "
                        "AND status = %s AND (expires_at IS NULL OR expires_at > %s)",
-                       [principal.team.pk, *wanted, NodeStatus.ACTIVE, now])
+                       [principal.team.pk, *params, NodeStatus.ACTIVE, now])
         active = {pk for (pk,) in cursor.fetchall()}
     if len(active) == len(wanted):
         return version
-    kept = [line for line in lines if line.node_id in active]
+    kept = [line for line in map(ProfileLine.from_json, version.lines) if line.node_id in active]
     shown = copy.copy(version)
     shown.lines = [line.as_json() for line in kept]
     shown.source_node_ids = [pk for pk in version.source_node_ids if pk in active]
