@@ -241,30 +241,31 @@ class Supposition:
     对花生过敏怎么办, 假如我是素食者, "Suppose I'm allergic to shellfish", "If I'm vegetarian, what
     should I cook?".
 
-    `opens` a supposition (如果, 要是, if, what if); it governs the rest of its clause (to the next
-    comma) until a word that `settles` it: its consequence or a request begins (就, 的话, 记住,
-    then, remember), or another subject's condition gives way to the user (如果你推荐菜我对花生
-    过敏, "If you're cooking I don't eat cilantro"). `after`: a clause-final mark that makes what
-    precedes it a condition (我不吃辣的话，…). A supposition in another clause says nothing of the
-    statement: 我对花生过敏，万一误食要去医院; "In case you forget, I'm allergic to peanuts"."""
+    A word that `opens` a supposition (如果, 要是, if, what if) governs a statement only when what
+    stands between them is `between` (fullmatch): the user and their adverbs (万一我本来就对花生
+    过敏), or someone finding or thinking it ("if it turns out I'm allergic", 如果你发现我对花生
+    过敏). Anything else means the supposition is about something else and the statement is said
+    as a fact: "If anyone asks I'm allergic to peanuts", "Not sure if this matters but I'm
+    vegetarian", 如果你推荐菜的话记住我对花生过敏, 如果没记错我对花生过敏. Only the nearest opener
+    counts, in the statement's clause and at most WINDOW characters before it (so the cost of a
+    long message stays linear). `after`: a mark right after the statement that makes it the
+    condition (我不吃辣的话，你推荐什么; not 我吃海鲜的话会过敏, where 的话 is "when")."""
+
+    WINDOW = 40
 
     opens: re.Pattern[str]
-    settles: re.Pattern[str]
+    between: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
-        """Whether the statement at sentence[start:end] is inside a supposition of its clause."""
-        clause_start = sentence.rfind(",", 0, start) + 1
-        clause_end = sentence.find(",", end)
-        clause_end = len(sentence) if clause_end < 0 else clause_end
-        if self.after is not None and self.after.search(sentence, start, clause_end):
+        """Whether the statement at sentence[start:end] is supposed."""
+        if self.after is not None and self.after.match(sentence, end):
             return True
+        low = max(sentence.rfind(",", 0, start) + 1, start - self.WINDOW)
         opened = None
-        for found in self.opens.finditer(sentence, clause_start, start):
-            opened = found  # the last one: the supposition nearest the statement
-        # A word that settles it may be part of the statement itself: 如果我吃花生就会过敏 (its
-        # consequence), "if you cook remember I'm allergic" (a request).
-        return opened is not None and not self.settles.search(sentence, opened.end(), end)
+        for found in self.opens.finditer(sentence, low, start):
+            opened = found
+        return opened is not None and self.between.fullmatch(sentence, opened.end(), start) is not None
 
 
 def flavor_value(text: str, table: tuple[tuple[str, dict[str, str]], ...]) -> tuple[dict[str, str], list[str]]:

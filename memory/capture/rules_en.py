@@ -328,14 +328,16 @@ LANGUAGE = Language(
         (re.compile(r"\bthis week\b", re.IGNORECASE), timedelta(days=7)),
         (re.compile(r"\b(?:for now|right now|at the moment|for the time being)\b", re.IGNORECASE), DAY),
     ),
-    # "Suppose I'm allergic to shellfish", "If I'm vegetarian, what should I cook?": suppositions.
-    # Settled by a consequence or a request ("then", "remember"), or another's condition giving way
-    # to the user ("If you're cooking I don't eat cilantro"; not "if you think I'm vegetarian").
+    # "Suppose I'm allergic to shellfish", "If I'm vegetarian, what should I cook?", "If it turns out
+    # I'm allergic…": suppositions. Not "If anyone asks I'm allergic to peanuts", "Not sure if this
+    # matters but I'm vegan", "If you're cooking I don't eat cilantro" (Supposition.between).
     supposition=Supposition(
         opens=re.compile(r"\b(?:if|suppose|supposing|imagine|assuming|assume|let's say|let us say|what if|in case"
-                         r"|pretend(?:ing)?|hypothetically|unless|whether)\b", re.IGNORECASE),
-        settles=re.compile(r"\b(?:then|remember|note|keep in mind|don't forget|do not forget|fyi|please|know that)\b"
-                           r"|\b(?:you|he|she|it|they|there)\b(?:(?!\b(?:think|thinks|thought|believe|believes|say|says"
-                           r"|said|know|knows|guess|assume|wonder|ask|asks|asked)\b)[^,])*?\bI\b", re.IGNORECASE),
+                         r"|pretend(?:ing)?(?: that)?|hypothetically)\b", re.IGNORECASE),
+        between=re.compile(r"(?:\s+|,|hypothetically|that|say|there(?:'s| is| was) a chance|it(?:'s| is) possible"
+                           r"|(?:it|you|they|he|she|someone|anyone|we|the doctor|the tests?)\s+(?:\w+\s+)?"
+                           r"(?:turns? out|turned out|think|thinks|thought|believe|believes|discover|discovers|discovered"
+                           r"|find|finds|found|learn|learns|learned|tell me|tells me|told me|say|says|said|realize"
+                           r"|realizes|decide|decides|confirm|confirms))*", re.IGNORECASE),
     ),
 )
