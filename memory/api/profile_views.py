@@ -6,7 +6,8 @@ The user id is the rest of the path (it may contain "/"); a user id that itself 
 "/versions" or "/rollback" is read through the list of versions.
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -16,7 +17,7 @@ from memory.api.fields import StrictCharField, StrictIntegerField
 from memory.api.serializers import StrictSerializer
 from memory.api.views import SummaryPagination
 from memory.errors import NotFound
-from memory.selectors.profiles import profile_get, profile_version_get, profile_versions
+from memory.selectors.profiles import profile_as_injected, profile_version_get, profile_versions
 from memory.services.profiles import profile_rollback
 
 VERSION_MAX = limits.VERSION_MAX
@@ -56,9 +57,24 @@ class ProfileVersionItemSerializer(serializers.Serializer):
         return len(version.content)
 
 
+class ChangedSinceLayoutSerializer(serializers.Serializer):
+    replaced = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
+                                     help_text="[old node id, its active successor's id] per line corrected since")
+    edited = serializers.ListField(child=serializers.IntegerField(), help_text="nodes whose title changed since")
+    left_out = serializers.ListField(child=serializers.IntegerField(), help_text="nodes forgotten or expired since")
+
+
 class ProfileVersionOutSerializer(ProfileVersionItemSerializer):
     content = serializers.CharField(help_text=f"at most {limits.PROFILE_CONTENT_MAX} characters, "
                                               "'## group' headings and '- ' lines")
+    changed_since_layout = serializers.SerializerMethodField(
+        help_text="the current version only, when a memory it was laid out from changed since: its lines then "
+                  "name the memories as they are now (summary and content laid out again by rules; the stored "
+                  "version, ?version=N, stays as written); null otherwise")
+
+    @extend_schema_field(ChangedSinceLayoutSerializer(allow_null=True))
+    def get_changed_since_layout(self, version) -> dict | None:
+        return getattr(version, "changed_since_layout", None)
 
 
 class ProfileVersionPageSerializer(serializers.Serializer):
@@ -81,14 +97,15 @@ class ProfileView(TeamAPIView):
 
     @extend_schema(operation_id="profiles_get", parameters=[USER_ID, ProfileQuerySerializer],
                    responses={200: ProfileVersionOutSerializer},
-                   description="The current version of the user's profile document (summary, content, version), "
-                               "or `?version=N`. 404 when the user has no profile yet.")
+                   description="The current version of the user's profile document (summary, content, version) "
+                               "as it holds now, as the context call injects it (see changed_since_layout), "
+                               "or `?version=N` as stored. 404 when the user has no profile yet.")
     def get(self, request, user_id: str):
         params = self.query(ProfileQuerySerializer)
         if "version" in params:
             version = profile_version_get(principal=request.principal, user_id=user_id, version=params["version"])
         else:
-            version = profile_get(principal=request.principal, user_id=user_id)
+            version = profile_as_injected(principal=request.principal, user_id=user_id, now=timezone.now())
             if version is None:
                 raise NotFound(f"no profile for user {user_id!r}")
         return Response(ProfileVersionOutSerializer(version).data)

@@ -324,5 +324,19 @@ def consolidation_run(*, team: Team, user_id: str = "", workspace_id: str = "", 
     report = ConsolidationReport(merges=nodes_merge_duplicates(team=team, user_id=user_id, workspace_id=workspace_id,
                                                                session_id=session_id, now=now))
     if user_id:
+        # A duplicate folded away may be the one the profile's line names (the survivor left out by
+        # compaction): the document is laid out again now, not after 8 more changes.
+        merged = {pk for merge in report.merges for pk in merge.merged_ids}
+        force = force or _profile_names(team, user_id, merged)
         report.profile = profile_consolidate(team=team, user_id=user_id, force=force, now=now)
     return report
+
+
+def _profile_names(team: Team, user_id: str, node_ids: set[int]) -> bool:
+    """Whether the current version of `user_id`'s profile has a line of one of `node_ids`."""
+    if not node_ids:
+        return False
+    with scope(team=team):
+        profile = UserProfile.objects.filter(team=team, user_id=user_id).first()
+        current = _current(profile) if profile is not None else None
+    return current is not None and not node_ids.isdisjoint(current.source_node_ids)

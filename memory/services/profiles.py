@@ -36,6 +36,7 @@ from memory.validation import clean_identity, clean_text
 
 COMPACT_BUDGET = int(limits.PROFILE_CONTENT_MAX * limits.PROFILE_COMPACT_RATIO)  # characters
 SUMMARY_SEPARATOR = "; "
+UNKNOWN_NODE = -1  # ProfileLine.read: a stored line whose node_id names no node
 ELLIPSIS = "…"
 
 
@@ -57,6 +58,25 @@ class ProfileLine:
     def from_json(cls, data: dict[str, Any]) -> "ProfileLine":
         return cls(node_id=int(data["node_id"]), group=str(data["group"]), title=str(data["title"]),
                    text=str(data["text"]), rank=int(data["rank"]))
+
+    @classmethod
+    def read(cls, data: Any) -> "ProfileLine | None":
+        """A stored line, leniently: None for one that is no line (not an object, no title); a
+        node_id that names no node (null from an import whose file lacked the node, a string
+        of no number) reads as UNKNOWN_NODE, so the line is kept but never matched."""
+        if not isinstance(data, dict) or not isinstance(data.get("title"), str):
+            return None
+        try:
+            node_id = int(data.get("node_id"))
+        except (TypeError, ValueError):
+            node_id = UNKNOWN_NODE
+        try:
+            rank = int(data.get("rank", 0))
+        except (TypeError, ValueError):
+            rank = 0
+        title = data["title"]
+        return cls(node_id=node_id, group=str(data.get("group") or ""), title=title,
+                   text=data["text"] if isinstance(data.get("text"), str) else title, rank=rank)
 
 
 @dataclass
@@ -90,6 +110,11 @@ def group_label(node: Node) -> str:
     return " / ".join(parts)
 
 
+def profile_title(title: str) -> str:
+    """A node's title as its profile line holds it: one line, at most 200 characters."""
+    return _clip(_one_line(title), 200)
+
+
 def line_text(node: Node) -> str:
     title, content = _one_line(node.title), _one_line(node.content)
     if not content or normalize(content) == normalize(title):
@@ -101,7 +126,7 @@ def profile_lines(nodes: list[Node]) -> list[ProfileLine]:
     """The lines of `nodes`, ranked (importance, updated_at, id; descending), in document order:
     groups by their best line, lines by rank within a group."""
     ranked = sorted(nodes, key=lambda node: (node.importance, node.updated_at, node.pk), reverse=True)
-    lines = [ProfileLine(node_id=node.pk, group=group_label(node), title=_clip(_one_line(node.title), 200),
+    lines = [ProfileLine(node_id=node.pk, group=group_label(node), title=profile_title(node.title),
                          text=line_text(node), rank=rank) for rank, node in enumerate(ranked)]
     return document_order(lines)
 
@@ -260,7 +285,7 @@ def profile_forget_nodes(*, team: Team, node_ids: list[int], principal: Principa
         by_user: dict[str, list[int]] = {}
         now = timezone.now()
         for version in UserProfileVersion.objects.select_for_update().filter(pk__in=hits).order_by("pk"):
-            kept = [ProfileLine.from_json(item) for item in version.lines if int(item["node_id"]) not in wanted]
+            kept = [line for line in map(ProfileLine.read, version.lines) if line is not None and line.node_id not in wanted]
             version.lines = [line.as_json() for line in kept]
             version.source_node_ids = [pk for pk in version.source_node_ids if pk not in wanted]
             version.content = render_content(kept)

@@ -26,6 +26,30 @@ def test_the_current_version_is_served(agent_client, profile):
     assert body["content"].startswith("## general\n- 用户不吃香菜: 推荐菜谱时避免香菜。\n- note 7")
     assert body["summary"].startswith("用户不吃香菜; note 7")
     assert body["created_at"].endswith("Z") and len(body["source_node_ids"]) == 9
+    assert body["changed_since_layout"] is None  # every memory it names holds
+
+
+def test_the_current_version_is_served_as_it_holds_now_and_the_stored_one_as_written(agent_client, principal, profile):
+    # A mem0 or Zep user reads the profile after a correction: not the corrected value.
+    from memory.services.nodes import node_delete, node_supersede, supersede_input
+
+    coriander = UserProfileVersion.objects.get(user_id="u1", version=2).lines[0]["node_id"]
+    nodes = {node.title: node for node in profile_nodes(principal)}
+    newer = node_supersede(principal=principal, old_node_id=coriander, data=supersede_input(
+        nodes["用户不吃香菜"], {"title": "用户可接受少量香菜"}, {}))
+    node_delete(principal=principal, node_id=nodes["note 7"].pk, mode="soft")
+    body = agent_client.get(reverse("api-profile", args=["u1"])).json()
+    assert body["summary"].startswith("用户可接受少量香菜; note 6") and "不吃香菜" not in body["content"]
+    assert body["changed_since_layout"] == {"replaced": [[coriander, newer.pk]], "edited": [],
+                                            "left_out": [nodes["note 7"].pk]}
+    stored = agent_client.get(reverse("api-profile", args=["u1"]), {"version": 2}).json()
+    assert stored["summary"].startswith("用户不吃香菜; note 7") and stored["changed_since_layout"] is None
+
+
+def profile_nodes(principal):
+    from memory.models import Node
+
+    return Node.objects.filter(team=principal.team, user_id="u1", scope="user")
 
 
 def test_an_earlier_version_is_served_when_asked_for(agent_client, profile):

@@ -357,6 +357,18 @@ def test_a_language_model_answer_out_of_shape_is_not_used(team, principal, monke
     assert profile_consolidate(team=team, user_id="u1").version.generator == "rules"
 
 
+def test_a_merge_of_a_profiled_duplicate_lays_the_profile_out_again_at_once(team, principal):
+    # The survivor may be a line compaction left out; the twin's line would then go with it.
+    notes(principal, 2)
+    twin = stored_before(principal, type="fact", title="note 0!", content="remembered thing number 0")
+    first = profile_consolidate(team=team, user_id="u1", force=True).version
+    assert twin.pk in first.source_node_ids
+    report = consolidation_run(team=team, user_id="u1")  # 2 changed memories, inside the cooldown
+    assert [merge.merged_ids for merge in report.merges] == [[twin.pk]]
+    assert report.profile.version.version == 2 and twin.pk not in report.profile.version.source_node_ids
+    assert consolidation_run(team=team, user_id="u1").profile.skipped == "below_threshold"  # nothing merged now
+
+
 def test_consolidation_run_merges_then_builds_the_profile(team, principal):
     notes(principal, 7)
     stored_before(principal, type="fact", title="note 0!", content="remembered thing number 0")

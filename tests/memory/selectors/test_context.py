@@ -336,14 +336,41 @@ def _profiled_city(principal):
 
 # The profile is laid out at consolidation (every 8 changed memories): until then it still said
 # 住在杭州 beside the correction 住在成都 (S03: never both values), and what was forgotten softly.
-def test_the_profile_is_injected_without_a_memory_superseded_since_it_was_laid_out(principal):
+def test_the_profile_is_injected_with_the_successor_of_a_memory_superseded_since_it_was_laid_out(principal):
     city = _profiled_city(principal)
-    node_supersede(principal=principal, old_node_id=city.pk,
-                   data=supersede_input(city, {"value_json": "成都", "title": "住在成都"}, {}))
+    newer = node_supersede(principal=principal, old_node_id=city.pk,
+                           data=supersede_input(city, {"value_json": "成都", "title": "住在成都"}, {}))
     context = build(principal)
     assert "杭州" not in context.block
-    assert "\n\n[User profile]\n喜欢第2道菜; 喜欢第1道菜; 喜欢第0道菜\n\n" in context.block
+    assert "\n\n[User profile]\n住在成都; 喜欢第2道菜; 喜欢第1道菜; 喜欢第0道菜\n\n" in context.block
     assert "- 住在成都 (replaces an earlier memory)" in context.block
+    profile = next(item.obj for item in context.items if item.section == "profile")
+    assert profile.changed_since_layout == {"replaced": [[city.pk, newer.pk]], "edited": [], "left_out": []}
+
+
+def test_a_profiled_memory_corrected_more_often_than_the_corrections_shown_stays_in_the_block(principal):
+    from memory.capture.consolidate import profile_consolidate
+
+    facts = [make_node(principal, user_id="xiaoming", type="fact", key=f"fact{index}", value_json=f"旧{index}",
+                       title=f"事实{index}旧") for index in range(9)]
+    profile_consolidate(team=principal.team, user_id="xiaoming", force=True)
+    for fact in facts:
+        middle = node_supersede(principal=principal, old_node_id=fact.pk, data=supersede_input(
+            fact, {"value_json": "中", "title": f"{fact.title[:-1]}中"}, {}))
+        node_supersede(principal=principal, old_node_id=middle.pk, data=supersede_input(
+            middle, {"value_json": "新", "title": f"{fact.title[:-1]}新"}, {}))
+    block = build(principal).block
+    assert all(f"事实{index}新" in block for index in range(9)), block  # 8 corrections shown, and the profile
+    assert "旧" not in block and "中" not in block
+
+
+def test_the_profile_is_injected_with_the_title_of_a_memory_edited_in_place(principal):
+    from memory.services.nodes import node_update
+
+    city = _profiled_city(principal)
+    node_update(principal=principal, node_id=city.pk, changes={"title": "住在成都武侯区"})
+    block = build(principal).block
+    assert "杭州" not in block and "[User profile]\n住在成都武侯区; " in block
 
 
 @pytest.mark.parametrize("mode", ["soft", "hard"])
@@ -364,6 +391,26 @@ def test_the_profile_is_injected_without_a_memory_that_expired(principal):
     type(city).objects.filter(pk=city.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     context = build(principal)
     assert "杭州" not in context.block and "喜欢第0道菜" in context.block
+
+
+def test_a_profile_line_naming_no_node_is_kept_and_a_line_of_no_shape_skipped(principal):
+    # An import writes node_id null for a line whose node the file lacked (remap_profile_lines);
+    # it broke every context call of the user (int(None)) and a hard forget of another line.
+    from memory.profile_models import UserProfileVersion
+    from memory.services.nodes import node_delete
+
+    city = _profiled_city(principal)
+    stored = UserProfileVersion.objects.get(team=principal.team, user_id="xiaoming")
+    stored.lines = [*stored.lines, {"node_id": None, "group": "导入", "title": "导入的一行", "text": "导入的一行", "rank": 9},
+                    {"node_id": "abc", "title": "编号不对的一行", "rank": "x"}, "一行字", {"node_id": 1}]
+    stored.save(update_fields=["lines"])
+    summary = build(principal).block.split("[User profile]\n")[1].split("\n")[0]
+    assert sorted(summary.split("; ")) == sorted(["住在杭州", "喜欢第2道菜", "喜欢第1道菜", "喜欢第0道菜", "编号不对的一行",
+                                                   "导入的一行"])
+    node_delete(principal=principal, node_id=city.pk, mode="hard")
+    stored.refresh_from_db()
+    assert [line["title"] for line in stored.lines if isinstance(line, dict)][-2:] == ["导入的一行", "编号不对的一行"]
+    assert "杭州" not in build(principal).block
 
 
 def test_a_profile_whose_memories_all_hold_is_injected_as_written(principal):
