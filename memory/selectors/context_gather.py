@@ -261,9 +261,9 @@ def _latest_summary(principal: Principal, session: Session, sizes: ReadSizes) ->
 
 
 def _long_term(principal: Principal, owner: Owner, session: Session | None, now: datetime) -> list[Item]:
-    """L2 beyond the preference nodes: the user's profile summary, without memories no longer
-    active (profile_as_injected), and their latest corrections (active nodes that superseded
-    another, newest first; not a copy kept for the user)."""
+    """L2 beyond the preference nodes: the user's profile summary as it holds now (corrected,
+    edited, forgotten memories: profile_as_injected), and their latest corrections (active nodes
+    that superseded another, newest first; not a copy kept for the user)."""
     items: list[Item] = []
     if owner.user_id:
         version = profile_as_injected(principal=principal, user_id=owner.user_id, now=now)
