@@ -310,6 +310,16 @@ RULES = (
           generic=True, unit="sentence"),
 )
 
+# What may stand between a supposition's opener and the statement it governs, one token at a time
+# (a single space each, so a run of spaces cannot be split many ways): time words, someone
+# finding, saying or thinking it ("if it turns out", "if my doctor says", "if I find out").
+_FINDER = (r"(?:I|it|you|they|he|she|someone|anyone|we|my \w+|the \w+) (?:\w+ )?(?:turns? out|turned out|think|thinks"
+           r"|thought|believe|believes|discover|discovers|discovered|find out|finds out|found out|find|finds|found"
+           r"|learn|learns|learned|tell me|tells me|told me|say|says|said|realize|realizes|decide|decides|confirm"
+           r"|confirms)")
+SUPPOSED_BETWEEN = (rf"(?:\s|,|hypothetically|that|say|tomorrow|today|one day|someday|some day|later|suddenly"
+                    rf"|at some point|there(?:'s| is| was) a chance|it(?:'s| is) possible|{_FINDER})*")
+
 REQUEST_VERBS = r"(?:recommend|suggest|give me|serve|add|put|use|cook with|remind|book|schedule|send|include|mention)"
 LANGUAGE = Language(
     code="en",
@@ -329,15 +339,14 @@ LANGUAGE = Language(
         (re.compile(r"\b(?:for now|right now|at the moment|for the time being)\b", re.IGNORECASE), DAY),
     ),
     # "Suppose I'm allergic to shellfish", "If I'm vegetarian, what should I cook?", "If it turns out
-    # I'm allergic…": suppositions. Not "If anyone asks I'm allergic to peanuts", "Not sure if this
-    # matters but I'm vegan", "If you're cooking I don't eat cilantro" (Supposition.between).
+    # I'm allergic…", "If my doctor says I'm allergic…": suppositions. Not "If anyone asks I'm
+    # allergic to peanuts", "Not sure if this matters but I'm vegan", "If you're cooking I don't eat
+    # cilantro" (SUPPOSED_BETWEEN); nor a hedge ("I suppose I'm vegetarian now", "You can assume
+    # I'm vegan", "Even if I'm vegan I eat honey").
     supposition=Supposition(
-        opens=re.compile(r"\b(?:if|suppose|supposing|imagine|assuming|assume|let's say|let us say|what if|in case"
-                         r"|pretend(?:ing)?(?: that)?|hypothetically)\b", re.IGNORECASE),
-        between=re.compile(r"(?:\s+|,|hypothetically|that|say|there(?:'s| is| was) a chance|it(?:'s| is) possible"
-                           r"|(?:it|you|they|he|she|someone|anyone|we|the doctor|the tests?)\s+(?:\w+\s+)?"
-                           r"(?:turns? out|turned out|think|thinks|thought|believe|believes|discover|discovers|discovered"
-                           r"|find|finds|found|learn|learns|learned|tell me|tells me|told me|say|says|said|realize"
-                           r"|realizes|decide|decides|confirm|confirms))*", re.IGNORECASE),
+        opens=re.compile(r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
+                         r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
+                         r"|(?<!\beven )\bif\b", re.IGNORECASE),
+        between=re.compile(SUPPOSED_BETWEEN, re.IGNORECASE),
     ),
 )

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
+from memory.capture.allergy_zh import allergy
 from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
@@ -24,7 +25,6 @@ from memory.capture.words_zh import (
     HAN,
     KIN,
     NOT_ITEMS,
-    OTHERS,
     PRONOUN,
     STOP,
     SUBJECTS,
@@ -112,71 +112,6 @@ def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
 
 def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", "吃素", value="素食")]
-
-
-# After a word with 对 earlier in the clause (对了, 对方, 对面的人, 我对我妈说), the allergy is the
-# user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏),
-# or when that 对 began an allergy said just before (我对花生过敏又对芒果过敏).
-# (我对对虾过敏: 对虾, prawns)
-_USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?|真的|确实|自己|本人|最近|有点)*对?$")
-
-
-# 我吃花生会过敏, 我一吃芒果就过敏, 吃虾过敏, 我碰到猫就过敏, 我其实吃花生会过敏: what the user eats
-# or touches is the allergy, not the words around it (they became a note "吃花生会"); 吃我妈做的花生
-# is 花生. Words around the item (我对花生是过敏的, 我对花生有点过敏, 我吃芒果嘴巴会过敏) are no part of it.
-_LEADS = r"(?:其实|从小就?|本人|自己|一直|平时|真的|确实|也|还|都|每次|一旦|只要|要是|如果|万一|假如)"
-_CONTACT = re.compile(rf"^(?:如果|要是|假如|万一)?我?{_LEADS}*一?(?:吃|喝|碰|碰到|摸|摸到|接触|接触到|闻|闻到|用)"
-                      r"(?:了|过|到|完)?(?P<item>.*)$")
-_LEAD_IN = re.compile(rf"^(?:如果|要是|假如|万一)?我?{_LEADS}*")
-_CONTACT_VERB = re.compile(r"吃|喝|碰|摸|接触|闻")
-_AROUND_ITEM = re.compile(r"(?:我|的话|以后|之后|后|就|会|都|也|容易|总是|总|老是|马上|立刻|一定|好像|可能|有点|有些|特别|非常"
-                          r"|真的|真|还是|是|严重|很|比较|稍微|一点|皮肤|嘴巴|身上|脸上|脸|嗓子|喉咙)+$")
-_PAST = re.compile(r"以前|小时候|过去|曾经|那时")
-_POSSESSED = re.compile(r"^(?:我们家的?|我家的?|我的|家里的?)")
-
-# Someone named or spoken to right before the allergy's 对, at the start of its clause (小明对花生过敏,
-# 老王也对虾过敏, 张伟一直对芒果过敏, 你对虾过敏, 我家小王对虾过敏): not the user. A list of what names
-# someone, not of what may precede the user's own 对 (其实, 从小, 一直…), so an unusual lead-in never
-# costs the user's allergy. Not 小时候, 老是, 于是, 马上, 夏天, 周末, 黄昏 (words, not names).
-_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏吕丁任"
-             "沈姚卢姜崔钟谭陆汪范廖贾夏韦方邹孟熊秦邱尹薛闫段雷侯龙陶黎贺顾郝龚邵钱严戴孔汤")
-_NOT_NAMES = ("于是|马上|高度|方才|白天|夏天|夏季|夏日|周末|周[一二三四五六日天]|黄昏|陈年|高温|雷雨|任何|龙年|钱包|孔雀"
-              "|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
-_NAMED_BEFORE_DUI = re.compile(
-    r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下)?(?:我们家的?|我家的?)?"
-    rf"(?:你|您|(?!小时|小心|小的|老是|老实|老早)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?)"
-    r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
-
-
-def _allergy(match: re.Match[str], message: str) -> list[Finding]:
-    item = match["item"]
-    said_with_dui = match.group(0).startswith("对")
-    if "对" in item:
-        return []  # 我妈对花生过敏: someone else's, which 对…过敏 has already declined
-    before = match.string[: match.start()].rsplit("过敏", 1)[-1]  # 我对花生过敏又对芒果过敏: after the user's first
-    if said_with_dui and "对" in before and not _USER_BEFORE_DUI.search(before):
-        return []
-    if said_with_dui and _NAMED_BEFORE_DUI.fullmatch(before.strip(" :;!~")):
-        return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
-    if re.search(r"(?:不|没|没有|不会)$", item) or item in ("有", "我有") or _PAST.search(item):
-        return []  # 我不过敏, 我对花生不过敏, 我没有过敏; 我吃花生以前会过敏 (over)
-    contact = None if said_with_dui else _CONTACT.match(item)
-    if contact:
-        # What is eaten or touched is no one's subject (我碰到猫就过敏); 我吃我妈做的花生 → 花生.
-        item = _AROUND_ITEM.sub("", _POSSESSED.sub("", contact["item"]))
-        item = item.rsplit("的", 1)[-1] or item
-    elif not said_with_dui:
-        item = _LEAD_IN.sub("", item)
-        if OTHERS.search(item) or _CONTACT_VERB.search(item):
-            return []  # 我女儿花生过敏, 小明吃花生会过敏 (but 对猫过敏 and 猫毛过敏 are the user's)
-    item = _AROUND_ITEM.sub("", item)
-    found = items(item, longest=8) if item else []
-    if not found:
-        return []
-    if all(is_food(item) for item in found):
-        return [say("allergy", item) for item in found]
-    whole = "、".join(found)
-    return [say("allergy_other", whole, entities=found)]
 
 
 _DOUBT = re.compile(r"是不是|会不会|有没有|以为|怀疑|担心|怕|预防|防止|避免|(?:会|就|容易|总|老是|一吃\w*)$")
@@ -281,7 +216,7 @@ RULES = (
     _own("health", negation.wanted(_health),
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
-    _own("allergy", negation.wanted(_allergy),
+    _own("allergy", negation.wanted(allergy),
          # The item holds no 对: the 对 right before it is the one that governs it (对了我对虾过敏,
          # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).
          rf"对(?P<item>(?:(?!对)[{HAN}、和与]){{1,12}}?)过敏(?![性史])",
@@ -338,6 +273,18 @@ RULES = (
           generic=True, unit="sentence"),
 )
 
+# What may stand between a supposition's opener and the statement it governs: time (明天, 有一天,
+# 老了), adverbs, someone finding or thinking it (你发现, 检查结果显示, 孩子说), then the user with
+# their adverbs and a verb of taste or ability (我喜欢, 我老了不能). Anything else (如果可以我想…,
+# 如果没记错…, 如果你推荐菜的话记住…) is a supposition about something else: the statement is a fact.
+_TIME_OR_ADVERB = (r"(?:\s|明天|今天|今晚|以后|将来|到时候|到时|有一天|有天|哪天|哪一天|某天|老了|一下|这样|那样|也|还|都|就|又"
+                   r"|再|真的|真|确实|其实|本来|早就|天生|一直|从小|已经|突然间|突然|有点|不小心|很|特别|非常|不太|不|没"
+                   r"|确诊|被诊断出?)")
+_FINDING = (r"(?:你|您|他|她|医生|大夫|检查结果|检查|体检结果|体检|别人|大家|妈妈|爸爸|孩子|家人|老公|老婆)?"
+            r"(?:发现|查出来|查出|检查出来|检查出|诊断出|诊断|显示|确诊|告诉我|说|觉得|认为|以为|证明)")
+SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
+                    rf"(?:(?:我们|我|咱们|咱|俺|本人|自己){_TIME_OR_ADVERB}*(?:喜欢|爱|能|可以|想|要|会)?)?")
+
 LANGUAGE = Language(
     code="zh",
     rules=RULES,
@@ -354,16 +301,13 @@ LANGUAGE = Language(
         (re.compile(r"暂时|目前|眼下"), DAY),
     ),
     # 如果我对花生过敏怎么办, 假如我是素食者, 要是我不吃香菜呢, 万一我本来就对花生过敏呢, 如果你发现我对
-    # 花生过敏: suppositions, not facts. 要是 opens one only after a pause, a person or a conjunction
-    # (not 主要是, 只要是, 最重要是, 菜要是清淡的 "must be"); 万一 not inside a number (一万一).
+    # 花生过敏, 如果明天我对花生过敏: suppositions, not facts (SUPPOSED_BETWEEN). 要是 opens one only
+    # after a pause, a person or a conjunction (not 主要是, 只要是, 最重要是, 菜要是清淡的 "must be");
+    # 万一 not inside a number (一万一) nor in 以防万一 ("just in case").
     supposition=Supposition(
-        opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9])万一"
+        opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9防])万一"
                          r"|(?<![^\s,我你他她们可但过])要是"),
-        between=re.compile(r"(?:\s|我们|我|咱们|咱|俺|本人|自己|也|还|都|就|又|再|真的|真|确实|其实|本来|早就|天生|一直"
-                           r"|从小|已经|突然|有点|有一天|哪天|某天|以后|将来|到时候|到时|不小心|很|特别|非常|不太|不|没"
-                           r"|喜欢|爱|能|可以|想|要|会"
-                           r"|(?:你|您|他|她|医生|大夫|检查|体检|别人|大家)?(?:发现|查出来|查出|检查出来|检查出|诊断出|诊断"
-                           r"|告诉我|说|觉得|认为|以为|证明))*"),
-        after=re.compile(r"(?:了|呢)?的话(?=$|[,?!.;\s]|怎么办|呢|吗|你|您|该|能|可以|还|要|那)"),
+        between=re.compile(SUPPOSED_BETWEEN),
+        after=re.compile(r"(?:了|呢)?的话(?!题|剧|梅|语|筒|费|里|中)"),
     ),
 )
