@@ -14,10 +14,17 @@ from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import Node, NodeStatus
+from memory.models import Node, NodeStatus, Scope
 from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
 from memory.selectors.rows import columns, read
-from memory.services.profiles import UNKNOWN_NODE, ProfileLine, profile_title, render_content, render_summary
+from memory.services.profiles import (
+    UNKNOWN_NODE,
+    ProfileLine,
+    line_text_of,
+    profile_title,
+    render_content,
+    render_summary,
+)
 from memory.validation import clean_identity
 
 
@@ -49,37 +56,39 @@ def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) ->
     and GET /profiles/{user_id} answers (R-CTX; R-STORE forgetting; S03): the document is laid
     out at consolidation, so until the next one a line may name a memory changed since. Here
     a line of a memory superseded since names its active successor instead (住在杭州 → 住在成都,
-    following up to SUCCESSOR_HOPS corrections), one edited in place its title now, and one
-    forgotten or expired is left out; the summary and content are then laid out from those lines
-    by rules (a language model's text cannot be split by memory) in a copy, not saved, whose
-    `changed_since_layout` says what changed ({"replaced": [[old, new], …], "edited": [ids],
-    "left_out": [ids]}). A version whose memories all hold is returned as stored (no such
-    attribute). One more statement than profile_get when it has lines (one per hop more when a
-    line was superseded). Raises InvalidInput (bad user_id)."""
+    following up to SUCCESSOR_HOPS corrections; only the user's own user memory: a correction
+    kept in one conversation or workspace never reaches the profile), one edited since reads as
+    the memory does now, and one forgotten or expired is left out; the summary and content are
+    then laid out from those lines by rules (a language model's text cannot be split by memory)
+    in a copy, not saved, whose `changed_since_layout` says what changed ({"replaced": [[old,
+    new], …], "edited": [ids], "left_out": [ids]}). A version whose memories all hold is returned
+    as stored (no such attribute). One more statement than profile_get when it has lines (one
+    per hop more when a line was superseded). Raises InvalidInput (bad user_id)."""
     version = profile_get(principal=principal, user_id=user_id)
     if version is None or not version.lines:
         return version
     lines = [line for line in map(ProfileLine.read, version.lines) if line is not None]
     wanted = sorted({line.node_id for line in lines if line.node_id != UNKNOWN_NODE})
-    titles = _active_titles(principal, "id", wanted, now)
-    if len(lines) == len(version.lines) and all(titles.get(line.node_id) == line.title for line in lines
-                                                if line.node_id != UNKNOWN_NODE):
+    now_said = _as_said_now(principal, version, "id", wanted, now)
+    if len(lines) == len(version.lines) and all(now_said.get(line.node_id, (0, "", ""))[1:] == (line.title, line.text)
+                                                for line in lines if line.node_id != UNKNOWN_NODE):
         return version
-    successors = _successors(principal, [pk for pk in wanted if pk not in titles], now)
+    successors = _successors(principal, version, [pk for pk in wanted if pk not in now_said], now)
     changed: dict[str, list] = {"replaced": [], "edited": [], "left_out": []}
     kept: list[ProfileLine] = []
     for line in lines:
         if line.node_id == UNKNOWN_NODE:
             kept.append(line)
-        elif line.node_id in titles:
-            if titles[line.node_id] != line.title:
+        elif line.node_id in now_said:
+            _, title, text = now_said[line.node_id]
+            if (title, text) != (line.title, line.text):
                 changed["edited"].append(line.node_id)
-                line = replace(line, title=titles[line.node_id], text=titles[line.node_id])
+                line = replace(line, title=title, text=text)
             kept.append(line)
         elif line.node_id in successors:
-            new_id, title = successors[line.node_id]
+            new_id, title, text = successors[line.node_id]
             changed["replaced"].append([line.node_id, new_id])
-            kept.append(replace(line, node_id=new_id, title=title, text=title))
+            kept.append(replace(line, node_id=new_id, title=title, text=text))
         else:
             changed["left_out"].append(line.node_id)
     kept = list({line.node_id if line.node_id != UNKNOWN_NODE else -1 - index: line
@@ -93,9 +102,12 @@ def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) ->
     return shown
 
 
-def _active_titles(principal: Principal, column: str, ids: list[int], now: datetime) -> dict[int, str]:
-    """{id: title, one line} of the team's active, unexpired nodes whose `column` (id or
-    supersedes_id) is among `ids`, keyed by that column."""
+def _as_said_now(principal: Principal, version: UserProfileVersion, column: str, ids: list[int],
+                 now: datetime) -> dict[int, tuple[int, str, str]]:
+    """{key: (id, title, line text)} of `version`'s user's active, unexpired user-scope nodes
+    whose `column` (id or supersedes_id) is among `ids`, keyed by that column. A node changed
+    after the version was laid out has its line text read again (title and content); the
+    others keep the text their line has."""
     if not ids:
         return {}
     connection = connections[router.db_for_read(Node)]
@@ -104,32 +116,39 @@ def _active_titles(principal: Principal, column: str, ids: list[int], now: datet
     else:
         among, params = f"IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {column}, id, title FROM {Node._meta.db_table} WHERE team_id = %s AND {column} {among} "
+        cursor.execute(f"SELECT {column}, id, title, CASE WHEN updated_at > %s THEN content END "
+                       f"FROM {Node._meta.db_table} WHERE team_id = %s AND {column} {among} AND scope = %s AND user_id = %s "
                        "AND status = %s AND (expires_at IS NULL OR expires_at > %s)",
-                       [principal.team.pk, *params, NodeStatus.ACTIVE, now])
+                       [version.created_at, principal.team.pk, *params, Scope.USER, version.user_id,
+                        NodeStatus.ACTIVE, now])
         rows = cursor.fetchall()
-    if column == "id":
-        return {pk: profile_title(title) for pk, _, title in rows}
-    return {old: (pk, profile_title(title)) for old, pk, title in rows}
+    stored = {line.node_id: line.text for line in map(ProfileLine.read, version.lines) if line is not None}
+    said = {}
+    for key, pk, title, content in rows:
+        text = line_text_of(title, content) if content is not None or pk not in stored else stored[pk]
+        said[key] = (pk, profile_title(title), text)
+    return said
 
 
-def _successors(principal: Principal, ids: list[int], now: datetime) -> dict[int, tuple[int, str]]:
-    """{id: (active successor's id, its title)} for the nodes of `ids` superseded by a node
-    that is active now, directly or through at most SUCCESSOR_HOPS corrections."""
-    found: dict[int, tuple[int, str]] = {}
+def _successors(principal: Principal, version: UserProfileVersion, ids: list[int],
+                now: datetime) -> dict[int, tuple[int, str, str]]:
+    """{id: (active successor's id, title, line text)} for the nodes of `ids` superseded by a
+    user memory of the same user that is active now, directly or through at most SUCCESSOR_HOPS
+    corrections."""
+    found: dict[int, tuple[int, str, str]] = {}
     origin = {pk: pk for pk in ids}  # each node of the chain → the line's node
     for _ in range(SUCCESSOR_HOPS):
         if not origin:
             break
-        for old, (pk, title) in _active_titles(principal, "supersedes_id", sorted(origin), now).items():
-            found[origin[old]] = (pk, title)
-        with connections[router.db_for_read(Node)].cursor() as cursor:  # the successors no longer active: one hop on
-            unresolved = sorted(pk for pk in origin if origin[pk] not in found)
-            if not unresolved:
-                break
+        for old, (pk, title, text) in _as_said_now(principal, version, "supersedes_id", sorted(origin), now).items():
+            found[origin[old]] = (pk, title, text)
+        unresolved = sorted(pk for pk in origin if origin[pk] not in found)
+        if not unresolved:
+            break
+        with connections[router.db_for_read(Node)].cursor() as cursor:  # successors corrected again: one hop on
             cursor.execute(f"SELECT supersedes_id, id FROM {Node._meta.db_table} WHERE team_id = %s AND supersedes_id IN "
-                           f"({', '.join(['%s'] * len(unresolved))}) AND status = %s",
-                           [principal.team.pk, *unresolved, NodeStatus.SUPERSEDED])
+                           f"({', '.join(['%s'] * len(unresolved))}) AND scope = %s AND user_id = %s AND status = %s",
+                           [principal.team.pk, *unresolved, Scope.USER, version.user_id, NodeStatus.SUPERSEDED])
             origin = {pk: origin[old] for old, pk in cursor.fetchall()}
     return found
 

@@ -116,7 +116,13 @@ def profile_title(title: str) -> str:
 
 
 def line_text(node: Node) -> str:
-    title, content = _one_line(node.title), _one_line(node.content)
+    return line_text_of(node.title, node.content)
+
+
+def line_text_of(title: str, content: str | None) -> str:
+    """A profile line's text: `title: content` on one line (the title alone when the content adds
+    nothing), at most limits.PROFILE_LINE_MAX characters."""
+    title, content = _one_line(title), _one_line(content or "")
     if not content or normalize(content) == normalize(title):
         return _clip(title, limits.PROFILE_LINE_MAX)
     return _clip(f"{title}: {content}", limits.PROFILE_LINE_MAX)

@@ -393,6 +393,30 @@ def test_the_profile_is_injected_without_a_memory_that_expired(principal):
     assert "杭州" not in context.block and "喜欢第0道菜" in context.block
 
 
+def test_a_profiled_memory_corrected_into_one_conversation_leaves_the_profile(principal):
+    # Its successor is that conversation's memory: another workspace's context, or a key limited
+    # to it, must not read it through the profile.
+    city = _profiled_city(principal)
+    node_supersede(principal=principal, old_node_id=city.pk, data=supersede_input(
+        city, {"scope": "session", "title": "这周住在北京酒店"},
+        {"workspace_id": "home", "user_id": "xiaoming", "session_id": "cook-1"}))
+    assert "北京" in build(principal).block  # its own conversation has it
+    other = Owner(workspace_id="work", user_id="xiaoming", session_id="elsewhere")
+    block = build(principal, owner=other).block
+    assert "北京" not in block and "杭州" not in block and "喜欢第0道菜" in block
+
+
+def test_the_profile_is_injected_with_the_content_of_a_memory_edited_in_place(principal):
+    from memory.selectors.profiles import profile_as_injected
+    from memory.services.nodes import node_update
+
+    city = _profiled_city(principal)
+    node_update(principal=principal, node_id=city.pk, changes={"content": "住在杭州西湖区，离公司近"})
+    shown = profile_as_injected(principal=principal, user_id="xiaoming", now=timezone.now())
+    assert "- 住在杭州: 住在杭州西湖区，离公司近" in shown.content
+    assert shown.changed_since_layout == {"replaced": [], "edited": [city.pk], "left_out": []}
+
+
 def test_a_profile_line_naming_no_node_is_kept_and_a_line_of_no_shape_skipped(principal):
     # An import writes node_id null for a line whose node the file lacked (remap_profile_lines);
     # it broke every context call of the user (int(None)) and a hard forget of another line.
