@@ -35,10 +35,10 @@ _NOT_NAMES = ("于是|马上|高度|方才|白天|白色|夏天|夏季|夏日|�
               "|钱包|孔雀|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
 _SAYING = (r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下|顺便说一句|顺便提一下"
            r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道)")
+_NAME = (rf"(?:你|您|大家|所有人|很多人|好多人|有些人|有的人|[A-Za-z][A-Za-z.'-]*|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
+         rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?)")
 NAMED_BEFORE_DUI = re.compile(
-    rf"{_SAYING}?(?:我们家的?|我家的?)?"
-    rf"(?:你|您|[A-Za-z][A-Za-z.'-]*|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
-    rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?)"
+    rf"{_SAYING}?(?:{_NAME}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{_NAME}(?:(?:和|跟|与|还有|、){_NAME})*"
     r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
 
 _OPENER = r"(?:如果|要是|假如|万一|倘若)"
@@ -51,7 +51,7 @@ _LEAD_IN = re.compile(rf"^{_OPENER}?我?{_LEADS}*")
 _CONTACT_VERB = re.compile(r"吃|喝|碰|摸|接触|闻")
 _AMOUNT = re.compile(r"^(?:一点点|一点|一口|一些|少量|少许|几颗|几个|几口|太多|过量|很多|大量|点)")
 _AROUND = re.compile(r"(?:我|的话|的时候|时候|的时|过一会儿?|以后|之后|后|就|会|都|也|还|容易|总是|总|老是|马上|立刻|一定|好像"
-                     r"|可能|有点|有些|特别|非常|真的|真|还是|是|严重|很|比较|稍微|一点|偶尔|有时候|有时|起疹子|起红疹|长疹子"
+                     r"|可能|有点|有些|特别|非常|真的|真|还是|是|严重|轻微|轻度|重度|很|比较|稍微|一点|偶尔|有时候|有时|起疹子|起红疹|长疹子"
                      r"|起包|发痒|红肿|皮肤|嘴巴|嘴唇|嘴|身上|全身|浑身|手上|手|脸上|脸|嗓子|喉咙|肚子|身体)+$")
 _SUCH_AS = re.compile(r"等.*$")  # 花生等坚果 → 花生
 _GENERIC = re.compile(r"^(?:食物|东西|菜|饭|菜品|食品|零食|饮料)$")
@@ -70,6 +70,13 @@ def _what_is_touched(item: str) -> str:
         head, tail = item.rsplit("的", 1)
         item = _CONTAINING.sub("", head) if not tail or _GENERIC.match(tail) else tail
     return item
+
+
+_ANIMALS = frozenset({"猫", "狗", "狗狗", "猫咪", "宠物", "兔子", "仓鼠", "鹦鹉"})  # allergens, though OTHERS names them
+
+
+def _names_someone(item: str) -> bool:
+    return any(found.group(0) not in _ANIMALS for found in OTHERS.finditer(item))
 
 
 def allergy(match: re.Match[str], message: str) -> list[Finding]:
@@ -93,12 +100,14 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
     contact = None if said_with_dui else CONTACT.match(item)
     if contact and not OTHERS.search("我" + (contact["lead"] or "")):
         item = _what_is_touched(contact["item"])  # what is eaten or touched is no one's subject (碰到猫)
-        if OTHERS.search(item.replace("猫", "").replace("狗", "")):
+        if _names_someone(item):
             return []  # 我吃别人做的菜会过敏: what someone made, not a thing named
     elif said_with_dui:
-        item = _AROUND.sub("", item)
+        item = _what_is_touched(item)  # 对一点点花生都过敏, 对含花生的食物过敏, 对芒果轻微过敏
+        if _names_someone(item):
+            return []
     else:
-        item = _AROUND.sub("", _LEAD_IN.sub("", item))
+        item = _AROUND.sub("", re.sub(r"^有", "", _LEAD_IN.sub("", item)))  # 我有虾过敏
         if OTHERS.search(item) or _CONTACT_VERB.search(item):
             return []  # 我女儿花生过敏, 小明吃花生会过敏 (but 对猫过敏 and 猫毛过敏 are the user's)
     found = items(item, longest=8) if item else []

@@ -108,6 +108,16 @@ def explicit_marker(text: str) -> str:
     return ""
 
 
+_ASKED = re.compile(r"(?:吗|呢|么|怎么办|是不是|对不对|好不好)\W*$")
+
+
+def _asks_or_supposes(words: str, sentence: str, end: int) -> bool:
+    """Whether words a rule keeps as said ask (记住，我明天几点开会呢?) or suppose with no
+    consequence (记住，如果我对花生过敏怎么办; "Remember, suppose I'm vegan")."""
+    return (sentence[end: end + 1] == "?" or bool(_ASKED.search(words))
+            or any(supposition.leaves_open(words) for supposition in SUPPOSITIONS))
+
+
 def sentence_findings(sentence: str, message: str) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
@@ -137,6 +147,8 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
                         if readers[id(rule.subjects)](start, end):
                             continue
                     if any(supposition.governs(sentence, start, end) for supposition in SUPPOSITIONS):
+                        continue
+                    if rule.quoted and _asks_or_supposes(match["x"], sentence, end):
                         continue
                     findings = rule.build(match, message)
                     if findings:

@@ -209,7 +209,8 @@ class Rule:
     specific reading wins (我喜欢少油少辣 is a flavor, not a like). `unit`: matched against each
     clause, or the whole sentence (for patterns that span a comma: 不是X，是Y). `subjects`, for a
     rule about the user's own tastes and health: a match about someone else, or asked, is
-    vetoed (Subjects)."""
+    vetoed (Subjects). `quoted`: the rule keeps the words of its group `x` as said (a note); a
+    question or a supposition with no consequence said so is no memory (Supposition.leaves_open)."""
 
     name: str
     patterns: tuple[re.Pattern[str], ...]
@@ -217,6 +218,7 @@ class Rule:
     generic: bool = False
     unit: str = "clause"
     subjects: Subjects | None = None
+    quoted: bool = False  # keeps the user's words as said (a note): a question or open supposition is none
 
 
 @dataclass(frozen=True)
@@ -249,23 +251,42 @@ class Supposition:
     vegetarian", 如果你推荐菜的话记住我对花生过敏, 如果没记错我对花生过敏. Only the nearest opener
     counts, in the statement's clause and at most WINDOW characters before it (so the cost of a
     long message stays linear). `after`: a mark right after the statement that makes it the
-    condition (我不吃辣的话，你推荐什么; not 我吃海鲜的话会过敏, where 的话 is "when")."""
+    condition (我不吃辣的话，你推荐什么; not 我吃海鲜的话会过敏, where 的话 is "when").
+
+    An opener alone in the clause before also governs ("Hypothetically, I'm allergic to peanuts").
+    Words kept as said (a note: 记住，如果我对花生过敏怎么办) are supposed when they begin with an
+    opener and say no `consequence` of it (`leaves_open`): "Remember, suppose I'm vegan", but not
+    "Remember, if I'm late, start without me", 记住如果我迟到了就先开始."""
 
     WINDOW = 40
 
     opens: re.Pattern[str]
     between: re.Pattern[str]
+    consequence: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
         """Whether the statement at sentence[start:end] is supposed."""
         if self.after is not None and self.after.match(sentence, end):
             return True
-        low = max(sentence.rfind(",", 0, start) + 1, start - self.WINDOW)
+        comma = sentence.rfind(",", 0, start)
+        low = max(comma + 1, start - self.WINDOW)
         opened = None
         for found in self.opens.finditer(sentence, low, start):
             opened = found
-        return opened is not None and self.between.fullmatch(sentence, opened.end(), start) is not None
+        if opened is not None:
+            return self.between.fullmatch(sentence, opened.end(), start) is not None
+        if comma < 0 or start - comma > self.WINDOW:
+            return False
+        before = sentence[sentence.rfind(",", 0, comma) + 1: comma].strip()
+        return (0 < len(before) <= self.WINDOW and self.opens.fullmatch(before) is not None
+                and self.between.fullmatch(sentence, comma + 1, start) is not None)
+
+    def leaves_open(self, text: str) -> bool:
+        """Whether words kept as said are a supposition with no consequence (see the class doc)."""
+        text = text.strip()
+        opened = self.opens.match(text)
+        return opened is not None and not self.consequence.search(text, opened.end())
 
 
 def flavor_value(text: str, table: tuple[tuple[str, dict[str, str]], ...]) -> tuple[dict[str, str], list[str]]:

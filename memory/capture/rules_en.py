@@ -307,7 +307,7 @@ RULES = (
           rf"\bI\s+(?:really\s+)?(?:hate|dislike|can'?t stand|don'?t like|do not like)\s+{ITEM}{END_WHOLE}", generic=True,
           subjects=SUBJECTS),
     _rule("note", _note, r"(?:^|(?<=[,;:!?]))\s*(?:please\s+)?remember(?:\s+that|\s*[:,])\s*(?P<x>[^.!?;]{3,200})",
-          generic=True, unit="sentence"),
+          generic=True, unit="sentence", quoted=True),
 )
 
 # What may stand between a supposition's opener and the statement it governs, one token at a time
@@ -325,7 +325,8 @@ LANGUAGE = Language(
     code="en",
     rules=RULES,
     explicit=re.compile(
-        r"(?:^|(?<=[,;:!?.]))\s*(?:please\s+)?remember(?:\s+that|\s*[:,])|\bfrom now on\b|\bgoing forward\b"
+        r"(?:^|(?<=[,;:!?.]))\s*(?:please\s+)?remember(?:\s+that|\s*[:,]|\s+(?=I\b|I'm\b|my\b))|\bfrom now on\b"
+        r"|\bgoing forward\b"
         r"|\bfrom (?:today|tomorrow) on\b|\bstarting (?:today|tomorrow|now)\b|\bmake a note\b|\bkeep in mind\b"
         rf"|(?:^|(?<=[,;:!?.]))\s*(?:please\s+)?(?:don'?t\s+ever|never(?:\s+ever)?|always)\s+{REQUEST_VERBS}\b",
         re.IGNORECASE),
@@ -346,7 +347,8 @@ LANGUAGE = Language(
     supposition=Supposition(
         opens=re.compile(r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
                          r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
-                         r"|(?<!\beven )\bif\b", re.IGNORECASE),
+                         r"|(?<!\beven )\bif\b|\bunless\b|(?<!\w\s)\bsay\b", re.IGNORECASE),
         between=re.compile(SUPPOSED_BETWEEN, re.IGNORECASE),
+        consequence=re.compile(r",|\bthen\b", re.IGNORECASE),
     ),
 )

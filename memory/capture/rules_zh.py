@@ -270,7 +270,7 @@ RULES = (
           rf"(?P<item>[^,。!?;]{{1,12}})", generic=True, subjects=SUBJECTS),
     _rule("note", _note,
           r"(?:^|(?<=[,:!?;。\s]))(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来|记下|记着)(?:吧)?[,:]?\s*(?P<x>[^。!?;]{2,120})",
-          generic=True, unit="sentence"),
+          generic=True, unit="sentence", quoted=True),
 )
 
 # What may stand between a supposition's opener and the statement it governs: time (明天, 有一天,
@@ -308,6 +308,7 @@ LANGUAGE = Language(
         opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9防])万一"
                          r"|(?<![^\s,我你他她们可但过])要是"),
         between=re.compile(SUPPOSED_BETWEEN),
+        consequence=re.compile(r"就|那么|那就|则|,|的话.|时候|之后|以后"),
         after=re.compile(r"(?:了|呢)?的话(?!题|剧|梅|语|筒|费|里|中)"),
     ),
 )

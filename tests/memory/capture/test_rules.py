@@ -96,7 +96,7 @@ def test_traditional_and_full_width_text_gives_the_simplified_value():
 @pytest.mark.parametrize("text", [
     "记住，我不吃香菜", "以后都别给我推荐香菜", "别再给我推荐香菜了", "帮我记一下，我不吃香菜",
     "Remember that I don't eat cilantro", "From now on I don't eat cilantro", "Don't ever recommend cilantro to me",
-    "Always remind me to drink water",
+    "Always remind me to drink water", "Please remember I'm allergic to sesame.", "Remember I don't eat cilantro",
 ])
 def test_explicit_intent_words_make_user_memory(text):
     operations = extract(text)
@@ -358,6 +358,13 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("If I find out I'm allergic to shellfish, what should I do?", []),
     ("If my doctor says I'm allergic to peanuts", []),
     ("If tomorrow I'm vegan, what then?", []),
+    ("Say I'm vegan, what would you cook?", []),
+    ("Hypothetically, I'm allergic to peanuts.", []),
+    ("Unless I'm allergic to gluten, pasta is fine.", []),
+    # words kept as said (a note) that ask or suppose with no consequence
+    ("记住，如果我对花生过敏怎么办？", []),
+    ("Remember, suppose I'm vegan.", []),
+    ("记住，我明天几点开会呢", []),
     # settled, or in another clause: the user's
     ("如果你推荐菜的话记住我对花生过敏", [("allergy", "花生")]),
     ("要是做饭记得我对花生过敏", [("allergy", "花生")]),
@@ -396,12 +403,15 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("You can assume I'm vegetarian", [("dietary_restriction", "vegetarian")]),
     ("I suppose I'm vegetarian now", [("dietary_restriction", "vegetarian")]),
     ("Even if I'm vegan I eat honey", [("dietary_restriction", "vegan")]),
+    ("I say I'm vegan", [("dietary_restriction", "vegan")]),
+    ("记住，如果我迟到了就先开始", [(None, "如果我迟到了就先开始")]),
+    ("Remember, if I'm late, start without me.", [(None, "If I'm late, start without me")]),
     # a run of spaces or tabs after an opener (one way to read each: this took hours with \s+ inside *)
     ("if" + " " * 30 + "x I'm vegan", [("dietary_restriction", "vegan")]),
     ("Not sure if" + "\t" * 30 + "this matters I'm vegan", [("dietary_restriction", "vegan")]),
 ])
 def test_a_supposition_is_no_fact(text, expected):
-    assert [(operation["node"]["key"], operation["node"]["value_json"]) for operation in extract(text)] == expected
+    assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
 
 
 # What the user eats or touches is the allergy (我吃花生会过敏 became a note "吃花生会"), and someone
@@ -446,6 +456,14 @@ def test_a_supposition_is_no_fact(text, expected):
     ("我吃加了味精的菜会过敏", [("allergy", "味精")]),
     ("我一吃花生就会起疹子过敏", [("allergy", "花生")]),
     ("我吃别人做的菜会过敏", []),
+    ("小明和小红都对花生过敏", []),
+    ("李雷说小明对虾过敏", []),
+    ("大家都对花生过敏", []),
+    ("我对一点点花生都过敏", [("allergy", "花生")]),
+    ("我有虾过敏", [("allergy", "虾")]),
+    ("我对芒果轻微过敏", [("allergy", "芒果")]),
+    ("我对含花生的食物过敏", [("allergy", "花生")]),
+    ("我对宠物过敏", [(None, "宠物")]),
     ("我妈一吃海鲜就过敏", []),
     ("我吃花生不会过敏", []),
     ("我吃了花生也没过敏", []),
