@@ -387,8 +387,11 @@ def test_the_profile_is_injected_without_a_forgotten_memory(principal, mode):
 
 
 def test_the_profile_is_injected_without_a_memory_that_expired(principal):
+    from memory.profile_models import UserProfileVersion
+
     city = _profiled_city(principal)
-    type(city).objects.filter(pk=city.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    laid_out = UserProfileVersion.objects.get(team=principal.team, user_id="xiaoming").created_at
+    type(city).objects.filter(pk=city.pk).update(expires_at=laid_out + timedelta(microseconds=1))  # no write: time
     context = build(principal)
     assert "杭州" not in context.block and "喜欢第0道菜" in context.block
 
@@ -428,6 +431,8 @@ def test_a_profile_line_naming_no_node_is_kept_and_a_line_of_no_shape_skipped(pr
     stored.lines = [*stored.lines, {"node_id": None, "group": "导入", "title": "导入的一行", "text": "导入的一行", "rank": 9},
                     {"node_id": "abc", "title": "编号不对的一行", "rank": "x"}, "一行字", {"node_id": 1}]
     stored.save(update_fields=["lines"])
+    assert "[User profile]\n住在杭州; 喜欢第2道菜; 喜欢第1道菜; 喜欢第0道菜" in build(principal).block  # as stored
+    make_node(principal, user_id="xiaoming", type="preference", key="likes9", title="喜欢第9道菜")  # a change: read
     summary = build(principal).block.split("[User profile]\n")[1].split("\n")[0]
     assert sorted(summary.split("; ")) == sorted(["住在杭州", "喜欢第2道菜", "喜欢第1道菜", "喜欢第0道菜", "编号不对的一行",
                                                    "导入的一行"])
