@@ -60,7 +60,7 @@ class ProfileVersionItemSerializer(serializers.Serializer):
 class ChangedSinceLayoutSerializer(serializers.Serializer):
     replaced = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
                                      help_text="[old node id, its active successor's id] per line corrected since")
-    edited = serializers.ListField(child=serializers.IntegerField(), help_text="nodes whose title changed since")
+    edited = serializers.ListField(child=serializers.IntegerField(), help_text="nodes edited since (title or content)")
     left_out = serializers.ListField(child=serializers.IntegerField(), help_text="nodes forgotten or expired since")
 
 
