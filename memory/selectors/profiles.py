@@ -7,16 +7,17 @@ empty list of workspaces.
 
 import copy
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connections, router
 from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import Node, NodeStatus, Scope
+from memory.models import AuditEvent, Node, NodeStatus, Scope
 from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
 from memory.selectors.rows import columns, instances, read
+from memory.services.audit import MERGED_EVENT
 from memory.services.profiles import (
     UNKNOWN_NODE,
     ProfileLine,
@@ -36,10 +37,12 @@ _CURRENT = (f"FROM {UserProfileVersion._meta.db_table} v WHERE v.team_id = %s AN
             f"SELECT p.current_version FROM {UserProfile._meta.db_table} p WHERE p.team_id = %s AND p.user_id = %s "
             "LIMIT 1) ORDER BY v.id LIMIT 1")
 # Whether any of the version's user's user memory was written (edited, superseded, forgotten,
-# added: node_user_idx) or expired (node_team_status_idx) after the version was laid out.
+# added: node_user_idx) or expired (node_team_status_idx) after the version was laid out; always
+# for a rollback's copy, whose lines were laid out with the version it copies.
 _NODES = Node._meta.db_table
 _WRITTEN_SINCE = (
-    f"(EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.user_id = v.user_id AND n.status IN "
+    "(v.rolled_back_from IS NOT NULL "  # a rollback copies lines laid out long before it: read them
+    f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.user_id = v.user_id AND n.status IN "
     f"('{NodeStatus.ACTIVE}', '{NodeStatus.SUPERSEDED}', '{NodeStatus.DELETED}', '{NodeStatus.EXPIRED}') "
     f"AND n.updated_at > v.created_at AND n.scope = '{Scope.USER}') "
     f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.status = '{NodeStatus.ACTIVE}' "
@@ -74,6 +77,7 @@ def _current_and_changed(principal: Principal, user_id: str, now: datetime) -> t
     return instances(UserProfileVersion, rows, using=using)[0], bool(rows[0][-1])
 
 
+LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
 SUCCESSOR_HOPS = 3  # corrections of a corrected memory followed since the layout; beyond, the line is left out
 
 
@@ -83,7 +87,8 @@ def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) ->
     out at consolidation, so until the next one a line may name a memory changed since. Here
     a line of a memory superseded since names its active successor instead (住在杭州 → 住在成都,
     following up to SUCCESSOR_HOPS corrections; only the user's own user memory: a correction
-    kept in one conversation or workspace never reaches the profile), one edited since reads as
+    kept in one conversation or workspace never reaches the profile), one folded into a duplicate
+    names the survivor (a memory.node.merged event), one edited since reads as
     the memory does now, and one forgotten or expired is left out; the summary and content are
     then laid out from those lines by rules (a language model's text cannot be split by memory)
     in a copy, not saved, whose `changed_since_layout` says what changed ({"replaced": [[old,
@@ -102,6 +107,8 @@ def profile_as_injected(*, principal: Principal, user_id: str, now: datetime) ->
                                                 for line in lines if line.node_id != UNKNOWN_NODE):
         return version
     successors = _successors(principal, version, stored, [pk for pk in wanted if pk not in now_said], now)
+    successors.update(_merged_into(principal, version, stored, [pk for pk in wanted
+                                                                if pk not in now_said and pk not in successors], now))
     changed: dict[str, list] = {"replaced": [], "edited": [], "left_out": []}
     kept: list[ProfileLine] = []
     for line in lines:
@@ -144,10 +151,11 @@ def _as_said_now(principal: Principal, version: UserProfileVersion, stored: dict
     else:
         among, params = f"IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
+        laid_out = version.created_at if version.rolled_back_from is None else LONG_AGO
         cursor.execute(f"SELECT {column}, id, title, CASE WHEN updated_at > %s THEN content END "
                        f"FROM {Node._meta.db_table} WHERE team_id = %s AND {column} {among} AND scope = %s AND user_id = %s "
                        "AND status = %s AND (expires_at IS NULL OR expires_at > %s)",
-                       [version.created_at, principal.team.pk, *params, Scope.USER, version.user_id,
+                       [laid_out, principal.team.pk, *params, Scope.USER, version.user_id,
                         NodeStatus.ACTIVE, now])
         rows = cursor.fetchall()
     said = {}
@@ -178,6 +186,20 @@ def _successors(principal: Principal, version: UserProfileVersion, stored: dict[
                            [principal.team.pk, *unresolved, Scope.USER, version.user_id, NodeStatus.SUPERSEDED])
             origin = {pk: origin[old] for old, pk in cursor.fetchall()}
     return found
+
+
+def _merged_into(principal: Principal, version: UserProfileVersion, stored: dict[int, str], ids: list[int],
+                 now: datetime) -> dict[int, tuple[int, str, str]]:
+    """{id: (survivor's id, title, line text)} for the nodes of `ids` folded into another as a
+    duplicate (a memory.node.merged event: consolidation, or a capture note an agent said again)
+    whose survivor is the same user's active user memory: it says the same thing."""
+    if not ids:
+        return {}
+    events = AuditEvent.objects.filter(team_id=principal.team.pk, event_type=MERGED_EVENT, node_id__in=ids)
+    into = {int(pk): target for pk, target in events.values_list("node_id", "payload__merged_into")
+            if isinstance(target, int)}
+    survivors = _as_said_now(principal, version, stored, "id", sorted(set(into.values())), now)
+    return {pk: survivors[target] for pk, target in into.items() if target in survivors}
 
 
 def profile_version_get(*, principal: Principal, user_id: str, version: int) -> UserProfileVersion:

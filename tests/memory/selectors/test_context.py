@@ -420,6 +420,47 @@ def test_the_profile_is_injected_with_the_content_of_a_memory_edited_in_place(pr
     assert shown.changed_since_layout == {"replaced": [], "edited": [city.pk], "left_out": []}
 
 
+@pytest.mark.parametrize("change", ["soft_forget", "supersede", "edit"])
+def test_a_rolled_back_profile_is_injected_as_its_memories_hold_now(principal, change):
+    # The rollback's copy is stamped now, but its lines were laid out before the change.
+    from memory.services.nodes import node_delete, node_update
+    from memory.services.profiles import profile_rollback
+
+    city = _profiled_city(principal)
+    if change == "soft_forget":
+        node_delete(principal=principal, node_id=city.pk, mode="soft")
+    elif change == "supersede":
+        node_supersede(principal=principal, old_node_id=city.pk, data=supersede_input(
+            city, {"value_json": "成都", "title": "住在成都", "content": "成都高新区"}, {}))
+    else:
+        node_update(principal=principal, node_id=city.pk, changes={"content": "住在杭州西湖区，离公司近"})
+    profile_rollback(principal=principal, user_id="xiaoming", version=1)
+    from memory.selectors.profiles import profile_as_injected
+
+    shown = profile_as_injected(principal=principal, user_id="xiaoming", now=timezone.now())
+    if change == "soft_forget":
+        assert "杭州" not in build(principal).block and "杭州" not in shown.content
+    elif change == "supersede":
+        assert "杭州" not in build(principal).block and "- 住在成都: 成都高新区" in shown.content
+    else:
+        assert "- 住在杭州: 住在杭州西湖区，离公司近" in shown.content
+
+
+def test_a_profiled_memory_folded_into_its_twin_is_shown_by_the_twin(principal):
+    # A capture note an agent said again is deleted as the agent's note's twin (memory.services.twins).
+    from django.db import transaction
+
+    from memory.services.audit import MERGED_EVENT, audit_record
+
+    city = _profiled_city(principal)
+    twin = make_node(principal, user_id="xiaoming", type="fact", key="home", value_json="杭州", title="用户住在杭州")
+    with transaction.atomic():
+        type(city).objects.filter(pk=city.pk).update(status="deleted", updated_at=timezone.now())
+        audit_record(principal=principal, event_type=MERGED_EVENT, node=city, reason=f"said by node {twin.pk}",
+                     payload={"merged_into": twin.pk, "previous_status": "active", "match": "same_message"})
+    assert "[User profile]\n用户住在杭州; 喜欢第2道菜" in build(principal).block
+
+
 def test_a_profile_line_naming_no_node_is_kept_and_a_line_of_no_shape_skipped(principal):
     # An import writes node_id null for a line whose node the file lacked (remap_profile_lines);
     # it broke every context call of the user (int(None)) and a hard forget of another line.
