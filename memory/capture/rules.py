@@ -108,7 +108,9 @@ def explicit_marker(text: str) -> str:
     return ""
 
 
-_ASKED = re.compile(r"(?:吗|呢|么|怎么办|是不是|对不对|好不好)\W*$")
+# A question said as words to keep: 吗 (not a tag on a statement: 好吗, 行吗, 可以吗), 怎么办, or
+# 呢 after a question word (我明天几点开会呢; not 我还没吃饭呢).
+_ASKED = re.compile(r"(?:(?<!好)(?<!行)(?<!可以)吗|怎么办|(?:什么|几|哪|谁|怎么|多少)[^,]*呢)\W*$")
 
 
 def _asks_or_supposes(words: str, sentence: str, end: int) -> bool:

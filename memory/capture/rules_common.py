@@ -253,15 +253,18 @@ class Supposition:
     long message stays linear). `after`: a mark right after the statement that makes it the
     condition (我不吃辣的话，你推荐什么; not 我吃海鲜的话会过敏, where 的话 is "when").
 
-    An opener alone in the clause before also governs ("Hypothetically, I'm allergic to peanuts").
-    Words kept as said (a note: 记住，如果我对花生过敏怎么办) are supposed when they begin with an
-    opener and say no `consequence` of it (`leaves_open`): "Remember, suppose I'm vegan", but not
-    "Remember, if I'm late, start without me", 记住如果我迟到了就先开始."""
+    A clause that is only a supposition (`alone`: "Hypothetically speaking, I'm allergic to
+    peanuts", "If so, I'm vegan", 假如说，我是素食者) governs the clause after it. Words kept as
+    said (a note) are supposed only when they imagine (`imagines`: "Remember, suppose I'm vegan",
+    假如我是素食者) with no `consequence`; a condition is an instruction ("Remember: if the build
+    fails ping me", 记住，万一我迟到了你们先开始)."""
 
     WINDOW = 40
 
     opens: re.Pattern[str]
     between: re.Pattern[str]
+    alone: re.Pattern[str]
+    imagines: re.Pattern[str]
     consequence: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
@@ -279,13 +282,13 @@ class Supposition:
         if comma < 0 or start - comma > self.WINDOW:
             return False
         before = sentence[sentence.rfind(",", 0, comma) + 1: comma].strip()
-        return (0 < len(before) <= self.WINDOW and self.opens.fullmatch(before) is not None
+        return (0 < len(before) <= self.WINDOW and self.alone.fullmatch(before) is not None
                 and self.between.fullmatch(sentence, comma + 1, start) is not None)
 
     def leaves_open(self, text: str) -> bool:
-        """Whether words kept as said are a supposition with no consequence (see the class doc)."""
+        """Whether words kept as said imagine with no consequence (see the class doc)."""
         text = text.strip()
-        opened = self.opens.match(text)
+        opened = self.imagines.match(text)
         return opened is not None and not self.consequence.search(text, opened.end())
 
 

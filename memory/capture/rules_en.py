@@ -347,8 +347,12 @@ LANGUAGE = Language(
     supposition=Supposition(
         opens=re.compile(r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
                          r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
-                         r"|(?<!\beven )\bif\b|\bunless\b|(?<!\w\s)\bsay\b", re.IGNORECASE),
+                         r"|(?<!\beven )\bif\b|\bunless\b", re.IGNORECASE),
         between=re.compile(SUPPOSED_BETWEEN, re.IGNORECASE),
+        alone=re.compile(r"(?:just |purely )?(?:hypothetically|theoretically)(?: speaking)?|in theory|if so|let's pretend"
+                         r"|let's say|suppose|imagine|what if", re.IGNORECASE),
+        imagines=re.compile(r"suppose\b|supposing\b|imagine\b|let's say\b|let us say\b|what if\b|pretend\b"
+                            r"|hypothetically\b", re.IGNORECASE),
         consequence=re.compile(r",|\bthen\b", re.IGNORECASE),
     ),
 )

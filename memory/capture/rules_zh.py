@@ -308,6 +308,8 @@ LANGUAGE = Language(
         opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9防])万一"
                          r"|(?<![^\s,我你他她们可但过])要是"),
         between=re.compile(SUPPOSED_BETWEEN),
+        alone=re.compile(r"(?:假如|如果|假设|要是|假使|倘若)(?:说|这样|那样|是这样|一下)?|打个比方|假设一下|设想一下"),
+        imagines=re.compile(r"假如|假设|假使|设想|想象"),
         consequence=re.compile(r"就|那么|那就|则|,|的话.|时候|之后|以后"),
         after=re.compile(r"(?:了|呢)?的话(?!题|剧|梅|语|筒|费|里|中)"),
     ),

@@ -358,7 +358,9 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("If I find out I'm allergic to shellfish, what should I do?", []),
     ("If my doctor says I'm allergic to peanuts", []),
     ("If tomorrow I'm vegan, what then?", []),
-    ("Say I'm vegan, what would you cook?", []),
+    ("Hypothetically speaking, I'm allergic to shellfish", []),
+    ("If so, I'm vegan", []),
+    ("假如说，我是素食者", []),
     ("Hypothetically, I'm allergic to peanuts.", []),
     ("Unless I'm allergic to gluten, pasta is fine.", []),
     # words kept as said (a note) that ask or suppose with no consequence
@@ -406,6 +408,14 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("I say I'm vegan", [("dietary_restriction", "vegan")]),
     ("记住，如果我迟到了就先开始", [(None, "如果我迟到了就先开始")]),
     ("Remember, if I'm late, start without me.", [(None, "If I'm late, start without me")]),
+    # a condition kept as said is an instruction; a statement with 呢 or a tag question is no question
+    ("Remember: if the build fails ping me", [(None, "If the build fails ping me")]),
+    ("记住，万一我迟到了你们先开始", [(None, "万一我迟到了你们先开始")]),
+    ("Remember: say hello to Anna from me", [(None, "Say hello to Anna from me")]),
+    ("Say, I'm allergic to peanuts, what can I eat?", [("allergy", "peanuts")]),
+    ("记住，我还没吃饭呢", [(None, "我还没吃饭呢")]),
+    ("记住：我老婆想吃什么就吃什么", [(None, "我老婆想吃什么就吃什么")]),
+    ("记住，我的生日是五月三号，好吗", [(None, "我的生日是五月三号,好吗")]),
     # a run of spaces or tabs after an opener (one way to read each: this took hours with \s+ inside *)
     ("if" + " " * 30 + "x I'm vegan", [("dietary_restriction", "vegan")]),
     ("Not sure if" + "\t" * 30 + "this matters I'm vegan", [("dietary_restriction", "vegan")]),
