@@ -7,7 +7,7 @@ empty list of workspaces.
 
 import copy
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connections, router
 from django.db.models import QuerySet
@@ -38,15 +38,26 @@ _CURRENT = (f"FROM {UserProfileVersion._meta.db_table} v WHERE v.team_id = %s AN
             "LIMIT 1) ORDER BY v.id LIMIT 1")
 # Whether any of the version's user's user memory was written (edited, superseded, forgotten,
 # added: node_user_idx) or expired (node_team_status_idx) after the version was laid out; always
-# for a rollback's copy, whose lines were laid out with the version it copies.
+# for a rollback's copy, whose lines were laid out with the version it copies. "After" starts
+# LAYOUT_MARGIN_SECONDS before the layout: a forget stamps updated_at when its transaction begins
+# and commits later, so a consolidation in between lays the memory out with a stamp before its own.
+LAYOUT_MARGIN_SECONDS = 300
 _NODES = Node._meta.db_table
-_WRITTEN_SINCE = (
-    "(v.rolled_back_from IS NOT NULL "  # a rollback copies lines laid out long before it: read them
-    f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.user_id = v.user_id AND n.status IN "
-    f"('{NodeStatus.ACTIVE}', '{NodeStatus.SUPERSEDED}', '{NodeStatus.DELETED}', '{NodeStatus.EXPIRED}') "
-    f"AND n.updated_at > v.created_at AND n.scope = '{Scope.USER}') "
-    f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.status = '{NodeStatus.ACTIVE}' "
-    f"AND n.expires_at > v.created_at AND n.expires_at <= %s AND n.user_id = v.user_id AND n.scope = '{Scope.USER}'))")
+_SINCE = {
+    "postgresql": f"v.created_at - interval '{LAYOUT_MARGIN_SECONDS} seconds'",
+    "sqlite": f"datetime(v.created_at, '-{LAYOUT_MARGIN_SECONDS} seconds')",
+}
+
+
+def _written_since(vendor: str) -> str:
+    since = _SINCE[vendor]
+    return (
+        "(v.rolled_back_from IS NOT NULL "
+        f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.user_id = v.user_id AND n.status IN "
+        f"('{NodeStatus.ACTIVE}', '{NodeStatus.SUPERSEDED}', '{NodeStatus.DELETED}', '{NodeStatus.EXPIRED}') "
+        f"AND n.updated_at > {since} AND n.scope = '{Scope.USER}') "
+        f"OR EXISTS (SELECT 1 FROM {_NODES} n WHERE n.team_id = v.team_id AND n.status = '{NodeStatus.ACTIVE}' "
+        f"AND n.expires_at > {since} AND n.expires_at <= %s AND n.user_id = v.user_id AND n.scope = '{Scope.USER}'))")
 
 
 def profile_get(*, principal: Principal, user_id: str) -> UserProfileVersion | None:
@@ -69,7 +80,7 @@ def _current_and_changed(principal: Principal, user_id: str, now: datetime) -> t
         return None, False
     using = router.db_for_read(UserProfileVersion)
     with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT {columns(UserProfileVersion, 'v')}, {_WRITTEN_SINCE} {_CURRENT}",
+        cursor.execute(f"SELECT {columns(UserProfileVersion, 'v')}, {_written_since(connections[using].vendor)} {_CURRENT}",
                        [now, principal.team.pk, user_id, principal.team.pk, user_id])
         rows = cursor.fetchall()
     if not rows:
@@ -151,7 +162,8 @@ def _as_said_now(principal: Principal, version: UserProfileVersion, stored: dict
     else:
         among, params = f"IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        laid_out = version.created_at if version.rolled_back_from is None else LONG_AGO
+        laid_out = (version.created_at - timedelta(seconds=LAYOUT_MARGIN_SECONDS)
+                    if version.rolled_back_from is None else LONG_AGO)
         cursor.execute(f"SELECT {column}, id, title, CASE WHEN updated_at > %s THEN content END "
                        f"FROM {Node._meta.db_table} WHERE team_id = %s AND {column} {among} AND scope = %s AND user_id = %s "
                        "AND status = %s AND (expires_at IS NULL OR expires_at > %s)",

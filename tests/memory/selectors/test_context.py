@@ -446,6 +446,17 @@ def test_a_rolled_back_profile_is_injected_as_its_memories_hold_now(principal, c
         assert "- 住在杭州: 住在杭州西湖区，离公司近" in shown.content
 
 
+def test_a_memory_forgotten_while_the_profile_was_laid_out_is_left_out(principal):
+    # The forget stamped updated_at when its transaction began; the consolidation read the memory
+    # before the forget committed and stamped the version after that.
+    from memory.profile_models import UserProfileVersion
+
+    city = _profiled_city(principal)
+    laid_out = UserProfileVersion.objects.get(team=principal.team, user_id="xiaoming").created_at
+    type(city).objects.filter(pk=city.pk).update(status="deleted", updated_at=laid_out - timedelta(seconds=2))
+    assert "杭州" not in build(principal).block
+
+
 def test_a_profiled_memory_folded_into_its_twin_is_shown_by_the_twin(principal):
     # A capture note an agent said again is deleted as the agent's note's twin (memory.services.twins).
     from django.db import transaction
@@ -472,8 +483,6 @@ def test_a_profile_line_naming_no_node_is_kept_and_a_line_of_no_shape_skipped(pr
     stored.lines = [*stored.lines, {"node_id": None, "group": "导入", "title": "导入的一行", "text": "导入的一行", "rank": 9},
                     {"node_id": "abc", "title": "编号不对的一行", "rank": "x"}, "一行字", {"node_id": 1}]
     stored.save(update_fields=["lines"])
-    assert "[User profile]\n住在杭州; 喜欢第2道菜; 喜欢第1道菜; 喜欢第0道菜" in build(principal).block  # as stored
-    make_node(principal, user_id="xiaoming", type="preference", key="likes9", title="喜欢第9道菜")  # a change: read
     summary = build(principal).block.split("[User profile]\n")[1].split("\n")[0]
     assert sorted(summary.split("; ")) == sorted(["住在杭州", "喜欢第2道菜", "喜欢第1道菜", "喜欢第0道菜", "编号不对的一行",
                                                    "导入的一行"])
