@@ -14,10 +14,10 @@ from django.db.models import QuerySet
 
 from accounts.principal import Principal
 from memory.errors import NotFound
-from memory.models import AuditEvent, Node, NodeStatus, Scope
+from memory.models import Node, NodeStatus, Scope
 from memory.profile_models import ProfileGenerator, UserProfile, UserProfileVersion
 from memory.selectors.rows import columns, instances, read
-from memory.services.audit import MERGED_EVENT
+from memory.services.audit import audit_merge_survivors
 from memory.services.profiles import (
     UNKNOWN_NODE,
     ProfileLine,
@@ -205,11 +205,7 @@ def _merged_into(principal: Principal, version: UserProfileVersion, stored: dict
     """{id: (survivor's id, title, line text)} for the nodes of `ids` folded into another as a
     duplicate (a memory.node.merged event: consolidation, or a capture note an agent said again)
     whose survivor is the same user's active user memory: it says the same thing."""
-    if not ids:
-        return {}
-    events = AuditEvent.objects.filter(team_id=principal.team.pk, event_type=MERGED_EVENT, node_id__in=ids)
-    into = {int(pk): target for pk, target in events.values_list("node_id", "payload__merged_into")
-            if isinstance(target, int)}
+    into = audit_merge_survivors(team_id=principal.team.pk, node_ids=ids)
     survivors = _as_said_now(principal, version, stored, "id", sorted(set(into.values())), now)
     return {pk: survivors[target] for pk, target in into.items() if target in survivors}
 

@@ -154,6 +154,16 @@ def audit_redact_node(*, principal: Principal, node_id: int, words: list[str] = 
 MERGED_EVENT = "memory.node.merged"  # a duplicate folded into another node; payload["merged_into"] names it
 
 
+def audit_merge_survivors(*, team_id: int, node_ids: list[int]) -> dict[int, int]:
+    """{id: the node it was merged into} for the nodes of `node_ids` folded away as duplicates,
+    read from their `memory.node.merged` events (the reverse of audit_merged_into)."""
+    if not node_ids:
+        return {}
+    events = AuditEvent.objects.filter(team_id=team_id, event_type=MERGED_EVENT, node_id__in=list(node_ids))
+    return {int(pk): target for pk, target in events.values_list("node_id", "payload__merged_into")
+            if isinstance(target, int)}
+
+
 def audit_merged_into(*, team_id: int, node_ids: list[int]) -> list[int]:
     """Ids of the nodes merged into any of `node_ids` (memory.capture.consolidate), read from
     their `memory.node.merged` events: a duplicate says what its survivor says, so forgetting
