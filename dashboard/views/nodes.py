@@ -5,7 +5,7 @@ One URL, one view, one template: GET shows the page; POST runs one action, named
 `action` field, through the service the API uses for it — correct (memory_propose_update
 `supersede`, as POST /memory/propose), expire (memory_propose_update `expire`), forget
 (memory_forget by id, as POST /memory/forget and DELETE /nodes/{id}) and restore
-(node_restore, as POST /nodes/{id}/restore) and keep (memory.services.proposals.keep_for_user:
+(node_restore, as POST /nodes/{id}/restore) and keep (memory.services.keep.keep_for_user:
 a memory the user stated in one conversation becomes the user's, confirmed by the reviewer in
 place of the user's explicit words). The services check the principal's rights and
 write the audit event in the same transaction as the change; the view only checks the role
@@ -34,7 +34,8 @@ from memory.models import Node, NodeStatus, Scope
 from memory.selectors.dashboard import node_source_messages, node_version_chain
 from memory.selectors.nodes import node_audit_trail, node_get
 from memory.services.forgetting import ForgetSelector, kept_copy, memory_forget, node_restore
-from memory.services.proposals import Proposal, keep_for_user, proposal_apply
+from memory.services.keep import keep_for_user
+from memory.services.proposals import Proposal, proposal_apply
 
 ACTIONS = ("correct", "keep", "expire", "forget", "restore")
 TEMPLATE = "dashboard/node.html"

@@ -279,7 +279,7 @@ def _long_term(principal: Principal, owner: Owner, session: Session | None, now:
     parts: list[str] = []
     params: list = []
     if owner.user_id:
-        # A conversation's memory kept for its user (memory.services.proposals.keep_for_user) is a
+        # A conversation's memory kept for its user (memory.services.keep.keep_for_user) is a
         # copy of what it superseded, the same title and value: no correction.
         kept = (f"NOT EXISTS (SELECT 1 FROM {Node._meta.db_table} p WHERE p.id = {Node._meta.db_table}.supersedes_id "
                 f"AND p.scope = '{Scope.SESSION}' AND p.\"key\" = {Node._meta.db_table}.\"key\" "

@@ -171,7 +171,7 @@ def _session_copies(principal: Principal, ids: list[int], mode: str) -> list[int
 
 def kept_copy(node: Node) -> Node | None:
     """The copy that keeps `node`, a conversation's memory, for its user
-    (memory.services.proposals.keep_for_user): its direct successor when that is the same user's
+    (memory.services.keep.keep_for_user): its direct successor when that is the same user's
     user memory of the same fact (domain, key and value; a keyless note: type and note text).
     Any other successor (a correction to another value, a scope given to someone else) is None."""
     if node.scope != Scope.SESSION or not node.user_id:

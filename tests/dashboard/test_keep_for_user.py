@@ -1,5 +1,5 @@
 """The node page's "Keep for <user>": a reviewer confirms that what the user said in one
-conversation is the user's memory (memory.services.proposals.keep_for_user; R-UI, seed 000
+conversation is the user's memory (memory.services.keep.keep_for_user; R-UI, seed 000
 权限和确认策略)."""
 
 import pytest

@@ -13,8 +13,9 @@ from memory.models import AuditEvent, Node, NodeStatus
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import Owner
 from memory.services.forgetting import ForgetSelector, memory_forget
+from memory.services.keep import keep_for_user
 from memory.services.nodes import node_supersede, supersede_input
-from memory.services.proposals import Proposal, keep_for_user, proposal_apply
+from memory.services.proposals import Proposal, proposal_apply
 from tests.helpers import append, make_node
 from tests.memory.capture.test_rules_apply import OWNER, capture
 
