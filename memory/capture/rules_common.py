@@ -257,15 +257,27 @@ class Supposition:
     peanuts", "If so, I'm vegan", 假如说，我是素食者) governs the clause after it. Words kept as
     said (a note) are supposed only when they imagine (`imagines`: "Remember, suppose I'm vegan",
     假如我是素食者) with no `consequence`; a condition is an instruction ("Remember: if the build
-    fails ping me", 记住，万一我迟到了你们先开始)."""
+    fails ping me", 记住，万一我迟到了你们先开始).
+
+    A statement that follows a supposition of the user's own (`condition`: 要是我怀孕了 or "If I
+    get pregnant" opening a clause), in the next clause or the one after it, is its consequence
+    and supposed too: 要是我怀孕了，我就不能吃生鱼片; "If I get pregnant, I can't eat sushi". So is
+    one said after `then` in the condition's own clause (要是我怀孕了我就不能吃生鱼片). Not a hedge
+    about the saying (如果我没记错, "If I remember right"), nor when the user eats or touches
+    something (如果我吃花生，我就会过敏 says when), which `condition` leaves out; nor a clause that
+    starts a point of its own (`fresh`: 对了, 记住, "by the way")."""
 
     WINDOW = 40
+    CONSEQUENCE_CLAUSES = 2  # the clauses after a condition that can be its consequence
 
     opens: re.Pattern[str]
     between: re.Pattern[str]
     alone: re.Pattern[str]
     imagines: re.Pattern[str]
     consequence: re.Pattern[str]
+    condition: re.Pattern[str]
+    then: re.Pattern[str]
+    fresh: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
@@ -278,12 +290,35 @@ class Supposition:
         for found in self.opens.finditer(sentence, low, start):
             opened = found
         if opened is not None:
-            return self.between.fullmatch(sentence, opened.end(), start) is not None
-        if comma < 0 or start - comma > self.WINDOW:
+            if self.between.fullmatch(sentence, opened.end(), start) is not None:
+                return True
+            return (self.condition.match(sentence, opened.start(), start) is not None
+                    and any(self.between.fullmatch(sentence, then.end(), start) is not None
+                            for then in self.then.finditer(sentence, opened.end(), start)))
+        if comma < 0 or start - comma > self.WINDOW or self.fresh.match(sentence[comma + 1: comma + 1 + self.WINDOW].lstrip()):
             return False
         before = sentence[sentence.rfind(",", 0, comma) + 1: comma].strip()
-        return (0 < len(before) <= self.WINDOW and self.alone.fullmatch(before) is not None
-                and self.between.fullmatch(sentence, comma + 1, start) is not None)
+        if (0 < len(before) <= self.WINDOW and self.alone.fullmatch(before) is not None
+                and self.between.fullmatch(sentence, comma + 1, start) is not None):
+            return True
+        return self._follows_condition(sentence, comma)
+
+    def _follows_condition(self, sentence: str, comma: int) -> bool:
+        """Whether one of the CONSEQUENCE_CLAUSES clauses before the comma at `comma` is a
+        condition of the user's own (`condition`), each at most WINDOW characters."""
+        for _ in range(self.CONSEQUENCE_CLAUSES):
+            if comma < 0:
+                return False
+            previous = sentence.rfind(",", 0, comma)
+            clause = sentence[previous + 1: comma].strip()
+            if len(clause) > self.WINDOW:
+                return False
+            if self.condition.match(clause):
+                return True
+            if self.fresh.match(clause):
+                return False
+            comma = previous
+        return False
 
     def leaves_open(self, text: str) -> bool:
         """Whether words kept as said imagine with no consequence (see the class doc)."""

@@ -317,6 +317,11 @@ _FINDER = (r"(?:I|it|you|they|he|she|someone|anyone|we|my \w+|the \w+) (?:\w+ )?
            r"|thought|believe|believes|discover|discovers|discovered|find out|finds out|found out|find|finds|found"
            r"|learn|learns|learned|tell me|tells me|told me|say|says|said|realize|realizes|decide|decides|confirm"
            r"|confirms)")
+# "Say I'm vegan, what would you cook?": say opens one only where the sentence or a clause starts
+# ("I'd say I'm vegan mostly" is a hedge).
+_SUPPOSE_OPENS = (r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
+                  r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
+                  r"|(?<!\beven )\bif\b|\bunless\b|(?:^|(?<=[,;:])\s*)say\b")
 SUPPOSED_BETWEEN = (rf"(?:\s|,|hypothetically|that|say|tomorrow|today|one day|someday|some day|later|suddenly"
                     rf"|at some point|there(?:'s| is| was) a chance|it(?:'s| is) possible|{_FINDER})*")
 
@@ -345,14 +350,20 @@ LANGUAGE = Language(
     # cilantro" (SUPPOSED_BETWEEN); nor a hedge ("I suppose I'm vegetarian now", "You can assume
     # I'm vegan", "Even if I'm vegan I eat honey").
     supposition=Supposition(
-        opens=re.compile(r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
-                         r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
-                         r"|(?<!\beven )\bif\b|\bunless\b", re.IGNORECASE),
+        opens=re.compile(_SUPPOSE_OPENS, re.IGNORECASE),
         between=re.compile(SUPPOSED_BETWEEN, re.IGNORECASE),
         alone=re.compile(r"(?:just |purely )?(?:hypothetically|theoretically)(?: speaking)?|in theory|if so|let's pretend"
                          r"|let's say|suppose|imagine|what if", re.IGNORECASE),
         imagines=re.compile(r"suppose\b|supposing\b|imagine\b|let's say\b|let us say\b|what if\b|pretend\b"
                             r"|hypothetically\b", re.IGNORECASE),
         consequence=re.compile(r",|\bthen\b", re.IGNORECASE),
+        # "If I get pregnant, I can't eat sushi": the user's own supposition, whose consequence is
+        # supposed too; not a hedge about the saying ("If I remember right") nor when the user eats.
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)\b(?!'m not mistaken| am not mistaken|'m honest"
+                             r"| am honest| remember| recall| may\b| might add| must say| can say| had to| understand"
+                             r"| eat| drink| touch| have any| get near)", re.IGNORECASE),
+        then=re.compile(r"\bthen\b", re.IGNORECASE),
+        fresh=re.compile(r"(?:by the way|btw|also|oh and|and also|anyway|anyways|fyi|note that|(?:please )?remember)\b",
+                         re.IGNORECASE),
     ),
 )

@@ -282,6 +282,8 @@ _TIME_OR_ADVERB = (r"(?:\s|明天|今天|今晚|以后|将来|到时候|到时|�
                    r"|确诊|被诊断出?)")
 _FINDING = (r"(?:你|您|他|她|医生|大夫|检查结果|检查|体检结果|体检|别人|大家|妈妈|爸爸|孩子|家人|老公|老婆)?"
             r"(?:发现|查出来|查出|检查出来|检查出|诊断出|诊断|显示|确诊|告诉我|说|觉得|认为|以为|证明)")
+_SUPPOSE_OPENS = (r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9防])万一"
+                  r"|(?<![^\s,我你他她们可但过])要是")
 SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
                     rf"(?:(?:我们|我|咱们|咱|俺|本人|自己){_TIME_OR_ADVERB}*(?:喜欢|爱|能|可以|想|要|会)?)?")
 
@@ -305,12 +307,17 @@ LANGUAGE = Language(
     # after a pause, a person or a conjunction (not 主要是, 只要是, 最重要是, 菜要是清淡的 "must be");
     # 万一 not inside a number (一万一) nor in 以防万一 ("just in case").
     supposition=Supposition(
-        opens=re.compile(r"如果|假如|假设|假使|倘若|若是|如若|假若|设想|想象一下|(?<![一二三四五六七八九十两0-9防])万一"
-                         r"|(?<![^\s,我你他她们可但过])要是"),
+        opens=re.compile(_SUPPOSE_OPENS),
         between=re.compile(SUPPOSED_BETWEEN),
         alone=re.compile(r"(?:假如|如果|假设|要是|假使|倘若)(?:说|这样|那样|是这样|一下)?|打个比方|假设一下|设想一下"),
         imagines=re.compile(r"假如|假设|假使|设想|想象"),
         consequence=re.compile(r"就|那么|那就|则|,|的话.|时候|之后|以后"),
         after=re.compile(r"(?:了|呢)?的话(?!题|剧|梅|语|筒|费|里|中)"),
+        # 要是我怀孕了，(那)我就不能吃生鱼片: the user's own supposition, whose consequence is supposed
+        # too; not a hedge about the saying (如果我没记错) nor when the user eats (如果我吃花生，我就会过敏).
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*(?:我们|我|咱们|咱|俺)(?:{_TIME_OR_ADVERB})*+"
+                             r"(?!一?(?:吃|喝|碰|摸|接触|闻|用)|没记错|记得没错|记错|没猜错|没看错|没听错|没算错|说实话|老实说)"),
+        then=re.compile(r"那么|那|就|便"),
+        fresh=re.compile(r"(?:对了|另外|还有|顺便|顺带|补充一下|总之|反正|(?:请|麻烦)?你?(?:帮我)?(?:记住|记一下|记下|记得))"),
     ),
 )
