@@ -33,15 +33,17 @@ _FLAVOR = alternation(phrase for phrase, _ in FLAVORS)
 FLAVOR_RUN = rf"\b(?:{_FLAVOR})(?:\s*(?:,|and|&|but|with)?\s*(?:{_FLAVOR}))*"
 FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|please|should be|need|enjoy)\b", re.IGNORECASE)
 
+# Tags after a statement, which end an item ("I don't eat pork ok", "allergic to shellfish haha").
+TAGS = r"anyway|anyways|ok|okay|right|lol|haha|yeah|tbh|honestly|btw|you know"
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
-END = (r"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
-       r"|so|or|but|now|from|on|lately|today|tonight|tomorrow)\b|\s*[,.;:!?)\"]|\s*$)")
+END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
+       rf"|so|or|but|now|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)")
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
             r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
 # A stricter end for things that must stay whole ("animals with fur"); a condition may follow
 # ("I'm allergic to shellfish if that helps", "…in case you cook").
-END_WHOLE = r"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless)\b|\s*[,.;:!?)\"]|\s*$)"
+END_WHOLE = rf"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)"
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
 POINTING = set(
     """i me my mine you your yours it its that this these those them they their theirs he him his she her hers we us our

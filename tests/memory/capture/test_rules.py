@@ -449,6 +449,24 @@ def test_a_supposition_is_no_fact(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
 
 
+# A tag after a statement is no part of its item: 我不吃香菜好不好 stored "香菜好不好", 对吧 "香菜对",
+# "I don't eat pork ok" "pork ok", "allergic to shellfish haha" no allergy key at all.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我不吃香菜好不好", [("avoid_ingredient", "香菜")]),
+    ("我不吃香菜的好不好", [("avoid_ingredient", "香菜")]),
+    ("我不吃香菜对吧", [("avoid_ingredient", "香菜")]),
+    ("我喜欢吃火锅的说", [("preferred_cuisine", "火锅")]),
+    ("I don't eat pork ok", [("avoid_ingredient", "pork")]),
+    ("I don't eat cilantro right?", [("avoid_ingredient", "cilantro")]),
+    ("I don't eat cilantro anyway", [("avoid_ingredient", "cilantro")]),
+    ("I don't eat cilantro right now", [("avoid_ingredient", "cilantro")]),
+    ("I'm allergic to shellfish haha", [("allergy", "shellfish")]),
+    ("I'm allergic to peanuts lol", [("allergy", "peanuts")]),
+])
+def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
+    assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
 # What the user eats or touches is the allergy (我吃花生会过敏 became a note "吃花生会"), and someone
 # named before the allergy's 对 is not the user (小明对花生过敏, 你对虾过敏 were the user's).
 @pytest.mark.parametrize(("text", "expected"), [
