@@ -99,6 +99,14 @@ def duration_of(sentence: str) -> timedelta | None:
     return max(found) if found else None
 
 
+def said_of_the_user_too(sentence: str) -> str:
+    """`sentence` with its "me too" clauses written out (Language.me_too)."""
+    for language in LANGUAGES:
+        if language.me_too is not None:
+            sentence = language.me_too(sentence)
+    return sentence
+
+
 def explicit_marker(text: str) -> str:
     """The lasting-intent words of a message (记住, from now on …), or ''."""
     for language in LANGUAGES:
@@ -434,6 +442,7 @@ class RuleExtractor:
             for sentence in sentences(text):
                 if len(plan.proposals) >= PLAN_MAX:
                     break
+                sentence = said_of_the_user_too(sentence)
                 duration = duration_of(sentence)
                 for finding in sentence_findings(sentence, text):
                     plan.add(message, finding, marker=marker, duration=duration)

@@ -227,7 +227,9 @@ class Language:
     the user wants a lasting memory (记住, from now on); LASTING, phrases that make a time word
     the start of a lasting change (从今天开始, from today on); TEMPORAL, time words of a
     passing state with how long it lasts; SUPPOSITION, what makes a statement a supposition
-    instead of a fact (Supposition)."""
+    instead of a fact (Supposition); ME_TOO, a sentence with each clause that says "me too"
+    written out as the clause before it said of the user (我老公不吃香菜，我也是 → 我老公不吃香菜,我也
+    不吃香菜)."""
 
     code: str
     rules: tuple[Rule, ...]
@@ -235,6 +237,7 @@ class Language:
     lasting: re.Pattern[str]
     temporal: tuple[tuple[re.Pattern[str], timedelta], ...] = field(default=())
     supposition: "Supposition | None" = None
+    me_too: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True)

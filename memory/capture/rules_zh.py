@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.allergy_zh import allergy
+from memory.capture.allergy_zh import allergy, named
 from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
@@ -24,7 +24,9 @@ from memory.capture.words_zh import (
     FLAVORS,
     HAN,
     KIN,
+    LEAD,
     NOT_ITEMS,
+    OTHERS,
     PRONOUN,
     STOP,
     SUBJECTS,
@@ -221,7 +223,7 @@ RULES = (
          # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).
          rf"对(?P<item>(?:(?!对)[{HAN}、和与]){{1,12}}?)过敏(?![性史])",
          rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏(?![性史])"),
-    _rule("diet", _diet, r"我(?:是)?(?:吃素|素食者?|纯素)"),
+    _rule("diet", _diet, r"我(?:也)?(?:是)?(?:吃素|素食者?|纯素)"),
     _own("flavor", _flavor, FLAVOR_RUN),
     _own("limit", negation.wanted(_limit),
          rf"{LAZY_ITEM}(?:现在|其实|也|还是|倒是)*(?:可以|能|能够)(?:接受|吃|放|加){AMOUNT}",
@@ -259,7 +261,7 @@ RULES = (
           subjects=FACT_SUBJECTS),
     _rule("fact", own_name, rf"^\s*(?:你好|您好|大家好|嗨)?\s*我(?:的名字|名字)?叫(?:做)?(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}",
           rf"^\s*我的名字是(?P<item>[{HAN}]{{2,6}}){CLAUSE_END}", generic=True, subjects=FACT_SUBJECTS),
-    _rule("fact", own_job, rf"{SELF}(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,8}}){CLAUSE_END}",
+    _rule("fact", own_job, rf"{SELF}(?:也)?(?:现在)?(?:是|当)(?:一名|一个|一位|个|名)?(?P<item>[{HAN}]{{1,8}}){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     _rule("fact", fact_builder("named"), rf"我(?:家)?(?:的)?(?P<what>{KIN})(?:名字)?叫(?P<item>[{HAN}A-Za-z]{{1,8}})",
           generic=True),
@@ -286,6 +288,30 @@ _SUPPOSE_OPENS = (r"如果|假如|假设|假使|倘若|若是|如若|假若|设�
                   r"|(?<![^\s,我你他她们可但过])要是")
 SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
                     rf"(?:(?:我们|我|咱们|咱|俺|本人|自己){_TIME_OR_ADVERB}*(?:喜欢|爱|能|可以|想|要|会)?)?")
+
+# 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
+_ME_TOO = re.compile(r"(?:而且|其实|正好|刚好|巧了)?我(?:也|同样|也同样)(?:一样|是一样|是|如此|这样|是这样|是的|会)?"
+                     r"[的啊呀哦呢哈]*")
+_SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})"
+                      rf"(?:(?:和|跟|与|、)(?:{OTHERS.pattern}|{named('more')}))*(?:也|都|一直|从小就?|本来就?|其实)*")
+ME_TOO_LONGEST = 40  # characters of the clause said again
+
+
+def me_too(sentence: str) -> str:
+    """`sentence` with each clause that says "me too" (我也是, 我也一样) after one whose subject is
+    someone else written out as that clause said of the user: 我老公不吃香菜,我也是 → 我老公不吃香菜,
+    我也不吃香菜; 很多人对花生过敏,我也是 → …,我也对花生过敏. Otherwise unchanged."""
+    clauses = sentence.split(",")
+    for index in range(1, len(clauses)):
+        if not _ME_TOO.fullmatch(clauses[index].strip()):
+            continue
+        before = clauses[index - 1].strip()
+        subject = _SOMEONE.match(before)
+        rest = before[subject.end():] if subject else ""
+        if rest and len(rest) <= ME_TOO_LONGEST and not rest.startswith(("我", "是我")):
+            clauses[index] = "我也" + rest
+    return ",".join(clauses)
+
 
 LANGUAGE = Language(
     code="zh",
@@ -320,4 +346,5 @@ LANGUAGE = Language(
         then=re.compile(r"那么|那|就|便"),
         fresh=re.compile(r"(?:对了|另外|还有|顺便|顺带|补充一下|总之|反正|(?:请|麻烦)?你?(?:帮我)?(?:记住|记一下|记下|记得))"),
     ),
+    me_too=me_too,
 )

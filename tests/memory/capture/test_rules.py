@@ -533,8 +533,43 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("本人对花生过敏", [("allergy", "花生")]),
     ("你知道我对虾过敏", [("allergy", "虾")]),
     ("我有很多忌口，对花生过敏", [("allergy", "花生")]),
+    # names from other languages, and pet names of a doubled character
+    ("安娜对芒果过敏", []),
+    ("大卫对花生过敏", []),
+    ("克里斯也对花生过敏", []),
+    ("安娜和大卫都对虾过敏", []),
+    ("莉莉对虾过敏", []),
+    ("乐乐对猫毛过敏", []),
+    # ...but not the adverbs and interjections that double, nor a word that begins like such a name
+    ("哈哈，我对花生过敏", [("allergy", "花生")]),
+    ("明明对花生过敏", [("allergy", "花生")]),
+    ("特别对花生过敏", [("allergy", "花生")]),
+    ("大概对花生过敏", [("allergy", "花生")]),
+    ("汤姆说我对花生过敏", [("allergy", "花生")]),
 ])
 def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
+    assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
+# "Me too" after someone else's statement says it of the user (很多人对花生过敏，我也是 stored
+# nothing; 我老公不吃香菜，我也是 nothing): the clause before, said of the user (Language.me_too).
+@pytest.mark.parametrize(("text", "expected"), [
+    ("很多人对花生过敏，我也是", [("allergy", "花生")]),
+    ("我妈对花生过敏，我也是", [("allergy", "花生")]),
+    ("你对花生过敏，我也一样", [("allergy", "花生")]),
+    ("我老公不吃香菜，我也是", [("avoid_ingredient", "香菜")]),
+    ("小明和小红都不吃香菜，我也是", [("avoid_ingredient", "香菜")]),
+    ("他喜欢吃辣，我也是的", [("flavor_profile", {"spicy": "high"})]),
+    ("她住在杭州，我也是", [("home", {"lives": "杭州"})]),
+    ("安娜是素食者，我也是", [("dietary_restriction", "素食")]),
+    ("我妈是护士，我也是", [("occupation", {"job": "护士"})]),
+    ("我也是素食者", [("dietary_restriction", "素食")]),
+    # ...not another word after the other's statement, nor what is not said of someone else
+    ("我妈对花生过敏，我不是", []),
+    ("我妈对花生过敏，我也是这么想的", []),
+    ("我也是醉了", []),
+])
+def test_me_too_says_the_clause_before_of_the_user(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
 
 
