@@ -262,16 +262,16 @@ class Supposition:
     假如我是素食者) with no `consequence`; a condition is an instruction ("Remember: if the build
     fails ping me", 记住，万一我迟到了你们先开始).
 
-    A statement that follows a supposition of the user's own (`condition`: 要是我怀孕了 or "If I
-    get pregnant" opening a clause), in the next clause or the one after it, is its consequence
-    and supposed too: 要是我怀孕了，我就不能吃生鱼片; "If I get pregnant, I can't eat sushi". So is
-    one said after `then` in the condition's own clause (要是我怀孕了我就不能吃生鱼片). Not a hedge
-    about the saying (如果我没记错, "If I remember right"), nor when the user eats or touches
-    something (如果我吃花生，我就会过敏 says when), which `condition` leaves out; nor a clause that
-    starts a point of its own (`fresh`: 对了, 记住, "by the way")."""
+    A statement said as the consequence of a supposition of the user's own (`condition`: 要是我怀孕
+    了, "If I get pregnant") is supposed too: in the next clause when that clause starts as a
+    consequence does (`follows`: 我就, 那我就; "I can't", "I'll", "then"), or after `then` in the
+    condition's own clause (要是我怀孕了我就不能吃生鱼片). Only then: a fact in a clause after a
+    condition stays a fact ("If we go out for dinner, I'm allergic to shellfish", 如果我点外卖，
+    我都不要香菜), as does one after a hedge about the saying or a when-I-eat condition (`hedge`,
+    searched in the condition: 如果我没看错, "If I'm being honest", "In case I didn't mention it",
+    如果我吃花生，我就会过敏 says when)."""
 
     WINDOW = 40
-    CONSEQUENCE_CLAUSES = 2  # the clauses after a condition that can be its consequence
 
     opens: re.Pattern[str]
     between: re.Pattern[str]
@@ -279,8 +279,9 @@ class Supposition:
     imagines: re.Pattern[str]
     consequence: re.Pattern[str]
     condition: re.Pattern[str]
+    hedge: re.Pattern[str]
     then: re.Pattern[str]
-    fresh: re.Pattern[str]
+    follows: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
@@ -295,33 +296,23 @@ class Supposition:
         if opened is not None:
             if self.between.fullmatch(sentence, opened.end(), start) is not None:
                 return True
-            return (self.condition.match(sentence, opened.start(), start) is not None
-                    and any(self.between.fullmatch(sentence, then.end(), start) is not None
-                            for then in self.then.finditer(sentence, opened.end(), start)))
-        if comma < 0 or start - comma > self.WINDOW or self.fresh.match(sentence[comma + 1: comma + 1 + self.WINDOW].lstrip()):
+            return any(self.between.fullmatch(sentence, then.end(), start) is not None
+                       and self._supposes_the_user(sentence[opened.start(): then.start()])
+                       for then in self.then.finditer(sentence, opened.end(), start))
+        if comma < 0 or start - comma > self.WINDOW:
             return False
-        before = sentence[sentence.rfind(",", 0, comma) + 1: comma].strip()
+        previous = sentence.rfind(",", 0, comma)
+        before = sentence[previous + 1: comma].strip()
         if (0 < len(before) <= self.WINDOW and self.alone.fullmatch(before) is not None
                 and self.between.fullmatch(sentence, comma + 1, start) is not None):
             return True
-        return self._follows_condition(sentence, comma)
+        return (len(before) <= self.WINDOW and self.follows.match(sentence[comma + 1: end].lstrip()) is not None
+                and self._supposes_the_user(before) and not self.then.search(before))
 
-    def _follows_condition(self, sentence: str, comma: int) -> bool:
-        """Whether one of the CONSEQUENCE_CLAUSES clauses before the comma at `comma` is a
-        condition of the user's own (`condition`), each at most WINDOW characters."""
-        for _ in range(self.CONSEQUENCE_CLAUSES):
-            if comma < 0:
-                return False
-            previous = sentence.rfind(",", 0, comma)
-            clause = sentence[previous + 1: comma].strip()
-            if len(clause) > self.WINDOW:
-                return False
-            if self.condition.match(clause):
-                return True
-            if self.fresh.match(clause):
-                return False
-            comma = previous
-        return False
+    def _supposes_the_user(self, clause: str) -> bool:
+        """Whether `clause` (at most WINDOW characters) opens a supposition of the user's own that
+        is no hedge (see the class doc)."""
+        return self.condition.match(clause) is not None and not self.hedge.search(clause)
 
     def leaves_open(self, text: str) -> bool:
         """Whether words kept as said imagine with no consequence (see the class doc)."""

@@ -317,11 +317,13 @@ _FINDER = (r"(?:I|it|you|they|he|she|someone|anyone|we|my \w+|the \w+) (?:\w+ )?
            r"|thought|believe|believes|discover|discovers|discovered|find out|finds out|found out|find|finds|found"
            r"|learn|learns|learned|tell me|tells me|told me|say|says|said|realize|realizes|decide|decides|confirm"
            r"|confirms)")
-# "Say I'm vegan, what would you cook?": say opens one only where the sentence or a clause starts
-# ("I'd say I'm vegan mostly" is a hedge).
+# "Say I'm vegan, what would you cook?": say opens one only where the sentence starts, or after
+# ok, so, well ("I'd say I'm vegan mostly" is a hedge; "I eat mostly plants, say I'm vegetarian 90%
+# of the time" an estimate).
 _SUPPOSE_OPENS = (r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\bassuming\b|\blet's say\b"
                   r"|\blet us say\b|\bwhat if\b|\bin case\b|\bpretend(?:ing)?(?: that)?\b|\bhypothetically\b"
-                  r"|(?<!\beven )\bif\b|\bunless\b|(?:^|(?<=[,;:])\s*)say\b")
+                  r"|(?<!\beven )\bif\b|\bunless\b|(?:^|(?<=\bok )|(?<=\bok, )|(?<=\bokay )|(?<=\bokay, )|(?<=\bso )|(?<=\bso, )"
+                  r"|(?<=\bwell )|(?<=\bwell, )|(?<=\bnow )|(?<=\bnow, ))say\b")
 SUPPOSED_BETWEEN = (rf"(?:\s|,|hypothetically|that|say|tomorrow|today|one day|someday|some day|later|suddenly"
                     rf"|at some point|there(?:'s| is| was) a chance|it(?:'s| is) possible|{_FINDER})*")
 
@@ -357,13 +359,15 @@ LANGUAGE = Language(
         imagines=re.compile(r"suppose\b|supposing\b|imagine\b|let's say\b|let us say\b|what if\b|pretend\b"
                             r"|hypothetically\b", re.IGNORECASE),
         consequence=re.compile(r",|\bthen\b", re.IGNORECASE),
-        # "If I get pregnant, I can't eat sushi": the user's own supposition, whose consequence is
-        # supposed too; not a hedge about the saying ("If I remember right") nor when the user eats.
-        condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)\b(?!'m not mistaken| am not mistaken|'m honest"
-                             r"| am honest| remember| recall| may\b| might add| must say| can say| had to| understand"
-                             r"| eat| drink| touch| have any| get near)", re.IGNORECASE),
+        # "If I get pregnant, I can't eat sushi": the consequence of the user's own supposition is
+        # supposed too; not after a hedge about the saying ("If I'm being honest", "In case I didn't
+        # mention it") nor when the user eats or touches something.
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)\b", re.IGNORECASE),
+        hedge=re.compile(r"\b(?:honest|mistaken|wrong|right|correct|correctly|remember|remembering|misremembering|recall"
+                         r"|understood|understand|real|frank|mention|mentioned|told|tell|said|say|forgot|forget|may|might add"
+                         r"|must say|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b", re.IGNORECASE),
         then=re.compile(r"\bthen\b", re.IGNORECASE),
-        fresh=re.compile(r"(?:by the way|btw|also|oh and|and also|anyway|anyways|fyi|note that|(?:please )?remember)\b",
-                         re.IGNORECASE),
+        follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
+                           r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
     ),
 )

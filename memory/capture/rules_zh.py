@@ -339,12 +339,12 @@ LANGUAGE = Language(
         imagines=re.compile(r"假如|假设|假使|设想|想象"),
         consequence=re.compile(r"就|那么|那就|则|,|的话.|时候|之后|以后"),
         after=re.compile(r"(?:了|呢)?的话(?!题|剧|梅|语|筒|费|里|中)"),
-        # 要是我怀孕了，(那)我就不能吃生鱼片: the user's own supposition, whose consequence is supposed
-        # too; not a hedge about the saying (如果我没记错) nor when the user eats (如果我吃花生，我就会过敏).
-        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*(?:我们|我|咱们|咱|俺)(?:{_TIME_OR_ADVERB})*+"
-                             r"(?!一?(?:吃|喝|碰|摸|接触|闻|用)|没记错|记得没错|记错|没猜错|没看错|没听错|没算错|说实话|老实说)"),
+        # 要是我怀孕了，(那)我就不能吃生鱼片: the consequence of the user's own supposition is supposed
+        # too; not after a hedge about the saying (如果我没看错, 如果我之前没说过) nor when the user eats.
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*(?:我们|我|咱们|咱|俺)"),
+        hedge=re.compile(r"错|实话|老实|坦白|说过|提过|告诉过|说了|讲过|忘了|印象|记得|吃|喝|碰|摸|沾|接触|闻|用"),
         then=re.compile(r"那么|那|就|便"),
-        fresh=re.compile(r"(?:对了|另外|还有|顺便|顺带|补充一下|总之|反正|(?:请|麻烦)?你?(?:帮我)?(?:记住|记一下|记下|记得))"),
+        follows=re.compile(r"(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)?(?:也|肯定|一定|应该)?(?:就|便)"),
     ),
     me_too=me_too,
 )

@@ -34,10 +34,11 @@ FLAVOR_RUN = rf"\b(?:{_FLAVOR})(?:\s*(?:,|and|&|but|with)?\s*(?:{_FLAVOR}))*"
 FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|please|should be|need|enjoy)\b", re.IGNORECASE)
 
 # Tags after a statement, which end an item ("I don't eat pork ok", "allergic to shellfish haha").
-TAGS = r"anyway|anyways|ok|okay|right|lol|haha|yeah|tbh|honestly|btw|you know"
+# ("right" and "lol" only last, and "lol" lower-case: "I like turning right at lights", "playing LoL").
+TAGS = r"anyway|anyways|ok|okay|right(?=\W*$)|(?-i:lol)(?=\W*$)|haha|yeah|tbh|honestly|btw|you know"
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
 END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
-       rf"|so|or|but|now|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)")
+       rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)")
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
             r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
