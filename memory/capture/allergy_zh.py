@@ -35,14 +35,20 @@ _NOT_NAMES = ("于是|马上|高度|方才|白天|白色|夏天|夏季|夏日|�
               "|钱包|孔雀|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
 _SAYING = (r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下|顺便说一句|顺便提一下"
            r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道)")
-# Names from other languages are written with a small set of characters (安娜, 大卫, 汤姆, 克里斯, 玛丽):
-# two to four of them make a name. A doubled character is a pet name (莉莉, 乐乐), but for the
-# adverbs and interjections that double (天天, 明明, 偏偏, 哈哈).
-_FOREIGN = ("大安娜丽莉莎琳妮露丝玛艾汤姆杰克约翰彼得保罗卫斯特凯尼迪米拉萨森伦芬维琪茜蒂黛娅雅薇乔治詹威廉亨利苏珊贝尔"
-            "伯奥索菲亚瑞托史夫埃德华兹莫里哈格吉布朗赫曼麦肯西卡戴爱琴丹南希本路易卢雷蕾娃茉瑟宾佩莱恩泰勒科比古迈当"
-            "伊芙朵萝诺霍普")
-_NOT_DOUBLED = ("天天|常常|往往|刚刚|渐渐|偏偏|明明|仅仅|慢慢|好好|稍稍|悄悄|默默|时时|处处|每每|万万|恰恰|统统|通通|紧紧"
-                "|远远|早早|久久|单单|白白|偷偷|快快|乖乖|真真|多多|哈哈|呵呵|嘿嘿|嘻嘻|嗯嗯|啊啊|哦哦|哎哎|唉唉|呜呜|啦啦")
+# Names from other languages are written with a small set of characters (安娜, 大卫, 凯文, 克里斯, 艾薇儿):
+# two to five of them make a name, but for the few words of those characters alone (哈哈, 大约). A
+# doubled character of a given name is a pet name (莉莉, 乐乐, 多多); other doubled characters are
+# adverbs, frequencies and interjections (天天, 年年都, 微微, 明明, 恩恩). The characters that are
+# also surnames are read as a surname and a given name (汤姆, 罗丽), so a name is read one way only
+# (read two ways, a list of names took seconds to be found no name: backtracking).
+_FOREIGN = "".join(dict.fromkeys(
+    character for character in "大安娜丽莉莎琳妮露丝玛艾汤姆杰克约翰彼得保罗卫斯特凯尼迪米拉萨森伦芬维琪茜蒂黛娅雅薇乔治詹"
+    "威廉亨利苏珊贝尔伯奥索菲亚瑞托史夫埃德华兹莫里哈格吉布朗赫曼麦肯西卡戴爱琴丹南希本路易卢雷蕾娃茉瑟宾佩莱恩泰勒科比古"
+    "迈当伊芙朵萝诺霍普文达汉海劳可逊儿历山明"
+    if character not in _SURNAMES))
+_NOT_FOREIGN = "哈哈|哈利路亚|大约|大伦|斯文|可可西里"
+_PET_NAME = "莉丽乐婷欢贝豆多牛球糖果朵甜晶静芳亮冬东毛妞笑悠依佳琪娜菲露兰红涛浩洋阳晨轩航萌圆团壮"
+NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer is a lead-in of the user's
 
 
 def named(tag: str) -> str:
@@ -50,7 +56,7 @@ def named(tag: str) -> str:
     return (rf"(?:你|您|大家|所有人|很多人|好多人|有些人|有的人|[A-Za-z][A-Za-z.'-]*"
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
             rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?"
-            rf"|(?!{_NOT_DOUBLED})(?:[{_FOREIGN}]{{2,4}}|(?P<{tag}>[{HAN}])(?P={tag})))")
+            rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
 
 
 NAMED_BEFORE_DUI = re.compile(
@@ -104,7 +110,7 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
     before = match.string[: match.start()].rsplit("过敏", 1)[-1]  # 我对花生过敏又对芒果过敏: after the user's first
     if said_with_dui and "对" in before and not USER_BEFORE_DUI.search(before):
         return []
-    if said_with_dui and NAMED_BEFORE_DUI.fullmatch(before.strip(" :;!~")):
+    if said_with_dui and len(before) <= NAME_LONGEST and NAMED_BEFORE_DUI.fullmatch(before.strip(" :;!~")):
         return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
     if _NEGATED.search(item) or item in ("有", "我有") or _PAST.search(item):
         return []  # 我不过敏, 我对花生不过敏, 我没有过敏; 我吃花生以前会过敏 (over)

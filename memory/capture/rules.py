@@ -99,11 +99,37 @@ def duration_of(sentence: str) -> timedelta | None:
     return max(found) if found else None
 
 
-def said_of_the_user_too(sentence: str) -> str:
-    """`sentence` with its "me too" clauses written out (Language.me_too)."""
+_SENTENCE_MARKS = " 。！？!?.;；~…"
+_QUOTED = frozenset(rule.name for rule in RULES if rule.quoted)
+
+
+def _findings_with_me_too(said: str, before: str, text: str) -> list[Finding]:
+    """The findings of the sentence `said` of the prepared message `text`, and those its "me too"
+    says of the user (said_of_the_user_too), read where it stands in the message (so a joke or a
+    retraction after it still counts), but for notes: a note keeps the user's words as said, not
+    the sentence written out."""
+    found = sentence_findings(said, text)
+    written = said_of_the_user_too(said, before)
+    if written != said:
+        found += [finding for finding in sentence_findings(written, text.replace(said, written, 1))
+                  if finding.rule not in _QUOTED]
+    return found
+
+
+def said_of_the_user_too(sentence: str, before: str = "") -> str:
+    """`sentence` with its "me too" clauses written out (Language.me_too); a sentence that only
+    says "me too" (我老公不吃香菜。我也是。 "My husband hates cilantro. Me too.") is read after the
+    sentence `before` it."""
     for language in LANGUAGES:
-        if language.me_too is not None:
-            sentence = language.me_too(sentence)
+        if language.me_too is None:
+            continue
+        written = language.me_too(sentence)
+        if written == sentence and before:
+            joined = f"{before.rstrip(_SENTENCE_MARKS)},{sentence}"
+            written = language.me_too(joined)
+            if written == joined:
+                written = sentence
+        sentence = written
     return sentence
 
 
@@ -439,13 +465,14 @@ class RuleExtractor:
         for message in (message for message in context.messages if message.role == "user"):
             text = prepare(message.content)
             marker = explicit_marker(text)
-            for sentence in sentences(text):
+            before = ""
+            for said in sentences(text):
                 if len(plan.proposals) >= PLAN_MAX:
                     break
-                sentence = said_of_the_user_too(sentence)
-                duration = duration_of(sentence)
-                for finding in sentence_findings(sentence, text):
+                duration = duration_of(said)
+                for finding in _findings_with_me_too(said, before, text):
                     plan.add(message, finding, marker=marker, duration=duration)
+                before = said
             if len(plan.proposals) >= PLAN_MAX:
                 plan.notes.append(f"over {PLAN_MAX} memories in this window: the rest of it was not read")
                 break

@@ -327,6 +327,56 @@ _SUPPOSE_OPENS = (r"(?<!\bI )(?<!\bto )\bsuppose\b|\bsupposing\b|\bimagine\b|\ba
 SUPPOSED_BETWEEN = (rf"(?:\s|,|hypothetically|that|say|tomorrow|today|one day|someday|some day|later|suddenly"
                     rf"|at some point|there(?:'s| is| was) a chance|it(?:'s| is) possible|{_FINDER})*")
 
+# "My husband hates cilantro, me too", "My wife is vegetarian and so am I", "Tom doesn't eat pork,
+# neither do I": the user says the clause before of themselves (Language.me_too).
+_ME_TOO = re.compile(r"(?P<before>[^,;]{3,120}?)(?:\s*[,;]\s*|\s+)(?:and\s+|but\s+)?(?:so am I|so do I|so can I|so have I"
+                     r"|me too|me as well|I am too|I'm too|I do too|I am as well|I do as well|same here|same with me|same for me"
+                     r"|neither do I|neither am I|neither can I|nor do I|nor am I|me neither|me either|I don't either"
+                     r"|I'm not either|I can't either)\W*", re.IGNORECASE)
+_BASE_VERBS = (r"love|like|hate|eat|prefer|avoid|live|work|drink|enjoy|dislike|cook|need|want|follow|keep|go|stay|play"
+               r"|speak|use|can't|cannot|can|won't|will|don't|do|have|are|were|aren't|weren't")
+# Someone else, then what they do: "My husband hates", "My little sister is", "Tom and Anna love",
+# "Many people are", "She's allergic" (the 's of a state only: not "My sister's husband").
+_SOMEONE_DOES = re.compile(
+    r"(?:(?i:my|our)\s+(?:\w+\s+)??\w+|[A-Z][a-z]+(?:\s+and\s+[A-Z][a-z]+)?|(?i:he|she|they|both of them)"
+    r"|(?i:many|most|lots of|a lot of|some) people|(?i:everyone)(?: else)?)"
+    r"(?:\s+(?P<adverb>(?:also|really|never|always|usually|just|totally|absolutely|actually|definitely)\s+)?"
+    rf"(?P<verb>is|was|has|does|doesn't|isn't|wasn't|hasn't|{_BASE_VERBS}|[a-z]+s)"
+    r"|(?P<state>'s)(?=\s+(?:allergic|vegan|vegetarian|pescatarian|lactose|gluten|a|an|from|into|not)\b))(?=\s|$)")
+_AS_THE_USER = {"is": "am", "are": "am", "'s": "am", "was": "was", "were": "was", "has": "have", "does": "do",
+                "doesn't": "don't", "isn't": "am not", "aren't": "am not", "wasn't": "wasn't", "weren't": "wasn't",
+                "hasn't": "haven't"}
+
+
+def _first_person(verb: str) -> str:
+    """The verb of "she hates", "he is", "they are" as said of the user (hate, am, am)."""
+    lowered = verb.lower()
+    if lowered in _AS_THE_USER:
+        return _AS_THE_USER[lowered]
+    if lowered.endswith("ies") and len(lowered) > 4:
+        return lowered[:-3] + "y"
+    if lowered.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return lowered[:-2]
+    if lowered.endswith("s") and not lowered.endswith(("ss", "us", "is")):
+        return lowered[:-1]
+    return lowered
+
+
+def me_too(sentence: str) -> str:
+    """`sentence` with a closing "me too" (so am I, neither do I) after a clause whose subject is
+    someone else written out as that clause said of the user: "My husband hates cilantro, me too"
+    → "My husband hates cilantro, I hate cilantro". Otherwise unchanged."""
+    found = _ME_TOO.fullmatch(sentence)
+    if not found:
+        return sentence
+    before = found["before"].strip()
+    does = _SOMEONE_DOES.match(before)
+    if not does:
+        return sentence
+    verb = does["verb"] or does["state"]
+    return f"{before}, I {does['adverb'] or ''}{_first_person(verb)}{before[does.end():]}"
+
+
 REQUEST_VERBS = r"(?:recommend|suggest|give me|serve|add|put|use|cook with|remind|book|schedule|send|include|mention)"
 LANGUAGE = Language(
     code="en",
@@ -370,4 +420,5 @@ LANGUAGE = Language(
         follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
                            r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
     ),
+    me_too=me_too,
 )

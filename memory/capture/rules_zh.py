@@ -290,10 +290,13 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
                     rf"(?:(?:我们|我|咱们|咱|俺|本人|自己){_TIME_OR_ADVERB}*(?:喜欢|爱|能|可以|想|要|会)?)?")
 
 # 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
-_ME_TOO = re.compile(r"(?:而且|其实|正好|刚好|巧了)?我(?:也|同样|也同样)(?:一样|是一样|是|如此|这样|是这样|是的|会)?"
-                     r"[的啊呀哦呢哈]*")
-_SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})"
+_ME_TOO = re.compile(r"(?:而且|而|其实|正好|刚好|巧了)?(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
+                     r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
+# Whose statement it was: someone named, a family member, and whose (她老公, 我闺蜜的老公, 小明和小红)
+_SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})(?:的?(?:{OTHERS.pattern}|{named('own')}))*"
                       rf"(?:(?:和|跟|与|、)(?:{OTHERS.pattern}|{named('more')}))*(?:也|都|一直|从小就?|本来就?|其实)*")
+# What is no statement to say again: a supposition, a doubt, a question, the user themselves.
+_NOT_SAID_AGAIN = re.compile(r"我|要是|如果|假如|万一|的话|不一定|未必|不是|吗|呢|\?|记住|记得|记一下|记下")
 ME_TOO_LONGEST = 40  # characters of the clause said again
 
 
@@ -303,12 +306,12 @@ def me_too(sentence: str) -> str:
     我也不吃香菜; 很多人对花生过敏,我也是 → …,我也对花生过敏. Otherwise unchanged."""
     clauses = sentence.split(",")
     for index in range(1, len(clauses)):
-        if not _ME_TOO.fullmatch(clauses[index].strip()):
+        if not _ME_TOO.fullmatch(clauses[index].strip(" 。！？!?.~…")):
             continue
         before = clauses[index - 1].strip()
         subject = _SOMEONE.match(before)
         rest = before[subject.end():] if subject else ""
-        if rest and len(rest) <= ME_TOO_LONGEST and not rest.startswith(("我", "是我")):
+        if rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest):
             clauses[index] = "我也" + rest
     return ",".join(clauses)
 

@@ -563,6 +563,21 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("特别对花生过敏", [("allergy", "花生")]),
     ("大概对花生过敏", [("allergy", "花生")]),
     ("汤姆说我对花生过敏", [("allergy", "花生")]),
+    ("凯文对花生过敏", []),
+    ("海伦对花生过敏", []),
+    ("本杰明对花生过敏", []),
+    ("艾薇儿对花生过敏", []),
+    ("克里斯蒂娜对花生过敏", []),
+    ("我家多多对鸡蛋过敏", []),
+    ("我有鼻炎，年年都对花粉过敏", [(None, "花粉")]),
+    ("我从小就这样，次次都对海鲜过敏", [("allergy", "海鲜")]),
+    ("恩恩对花生过敏", [("allergy", "花生")]),
+    ("微微对酒精过敏", [(None, "酒精")]),
+    ("大约对芒果过敏", [("allergy", "芒果")]),
+    ("我我对花生过敏", [("allergy", "花生")]),
+    # a list of names read one way only (read two ways, this took 14 s to be found no list of names)
+    ("苏珊、卢卡、汤姆、罗丽、雷娜、戴安、苏菲、卢娜" * 3 + "和我都对花生过敏", [("allergy", "花生")]),
+    ("苏苏、" * 14 + "我对花生过敏", [("allergy", "花生")]),
 ])
 def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
@@ -585,6 +600,33 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("我妈对花生过敏，我不是", []),
     ("我妈对花生过敏，我也是这么想的", []),
     ("我也是醉了", []),
+    ("他要是对花生过敏，我也一样", []),
+    ("他不一定对花生过敏，我也是", []),
+    ("他不吃辣，我也会", []),
+    ("我老公住在北京，我也是，开玩笑的", []),
+    ("记住，他喜欢我，我也是", [(None, "他喜欢我,我也是")]),  # a note keeps the words as said
+    ("我老公不吃香菜，我也是。", [("avoid_ingredient", "香菜")]),
+    ("我老公不吃香菜，我也是啦", [("avoid_ingredient", "香菜")]),
+    ("我老公不吃香菜，俺也一样", [("avoid_ingredient", "香菜")]),
+    ("她老公对花生过敏，我也是", [("allergy", "花生")]),
+    ("我闺蜜的老公对花生过敏，我也是", [("allergy", "花生")]),
+    ("我老公他不吃香菜，我也是", [("avoid_ingredient", "香菜")]),
+    # English, with the verb said of the user
+    ("My husband hates cilantro, me too", [("avoid_ingredient", "cilantro")]),
+    ("My wife is vegetarian and so am I", [("dietary_restriction", "vegetarian")]),
+    ("Tom doesn't eat pork, neither do I", [("avoid_ingredient", "pork")]),
+    ("My mom is allergic to peanuts, and I am too", [("allergy", "peanuts")]),
+    ("She's allergic to shellfish, me too", [("allergy", "shellfish")]),
+    ("She lives in Berlin, so do I", [("home", {"lives": "Berlin"})]),
+    ("My little sister never eats pork, neither do I", [("avoid_ingredient", "pork")]),
+    ("My husband is a nurse, me too", [("occupation", {"job": "nurse"})]),
+    ("My sister's husband is vegan, me too", []),
+    ("He might be vegan, me too", []),
+    ("My husband hates cilantro, me too, just kidding", []),
+    # ...and "me too" said as a sentence of its own
+    ("我老公不吃香菜。我也是。", [("avoid_ingredient", "香菜")]),
+    ("My husband loves spicy food. Me too.", [("flavor_profile", {"spicy": "high"})]),
+    ("Me too.", []),
 ])
 def test_me_too_says_the_clause_before_of_the_user(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
