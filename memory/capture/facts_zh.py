@@ -7,6 +7,8 @@ import re
 
 from memory.capture.rules_common import Finding
 from memory.capture.words_zh import HAN, OTHERS, PRONOUN, TAIL, say
+from memory.search.concepts import thesaurus
+from memory.search.text import normalize
 
 # How long, said after the place (北京三年了, 杭州有两年半了, 杭州三个多月了, 杭州好多年了, 杭州一辈子了).
 _HOW_LONG = re.compile(r"(?:已经|快|都|有)?(?:[0-9一二三四五六七八九十两几多半好]+(?:个)?多?(?:年|个月|月|天|周|星期|礼拜)半?多?"
@@ -96,6 +98,29 @@ def fact_builder(kind: str, group: str = "item"):
         what = match.groupdict().get("what") or ""
         return [say(f"fact_{kind}", item, value={kind: item, **({"who": what} if what else {})}, what=what)]
     return build
+
+
+# A place by its name's end (西湖区, 余杭镇, 文三路), or a city, country or region the thesaurus
+# knows (Cilin Cb25a 城市, Di02 国家和地区, Di03 首都和都市: 杭州, 美国, 东京).
+_PLACE_END = re.compile(r"(?:市|省|区|县|镇|乡|村|路|街|巷|小区|州|国|岛)$")
+_PLACE_CONCEPTS = ("zzccb25a", "zzcdi02", "zzcdi03")
+
+
+def names_a_place(item: str) -> bool:
+    """Whether `item` (杭州, 杭州市西湖区) names a place, not what a family is doing (装修, 吃饭)
+    nor where in a building (三楼). Without the thesaurus (MEMORY_CONCEPTS off), by its end only."""
+    if _PLACE_END.search(item):
+        return True
+    model = thesaurus()
+    words = model.words(normalize(item)) if model is not None else []
+    return bool(words) and normalize(item).startswith(words[0]) and any(
+        token.startswith(_PLACE_CONCEPTS) for token in model.concepts[words[0]])
+
+
+def home_at(match: re.Match[str], message: str) -> list[Finding]:
+    """我家在杭州, 我们家在成都 → where the user lives; 我家在装修, 我家在三楼 say no place."""
+    found = fact_builder("lives")(match, message)
+    return found if found and names_a_place(found[0].item) else []
 
 
 # 叫 is also "order, call, wake" (我叫外卖, 我叫个车, 我叫代驾, 我叫儿子起床): what follows must

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from memory.capture import negation_zh as negation
 from memory.capture.allergy_zh import allergy, named
-from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, job_at, own_job, own_name
+from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, home_at, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
@@ -248,6 +248,8 @@ RULES = (
           r"我(?:需要|得|必须|要记得)(?P<x>[^,。!?;]{2,40})"),
     _rule("favorite", _favorite, rf"我最喜欢的(?P<what>[{HAN}]{{1,4}})是(?P<item>[^,。!?;]{{1,12}})", generic=True),
     _rule("fact", fact_builder("lives"), rf"{SELF}{WE}(?:现在)?(?:都|也|一直)?住在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
+          generic=True, subjects=FACT_SUBJECTS),
+    _rule("fact", home_at, rf"{SELF}(?:们)?家(?:现在|就|也|一直)*在(?P<item>{PLACE_CHARS}{{2,12}}){CLAUSE_END}",
           generic=True, subjects=FACT_SUBJECTS),
     # A move is a new home (我搬到上海了, 我们家去年搬到了杭州, 今年又搬回了杭州); not a plan (我想搬到
     # 上海, 我下个月搬去杭州).

@@ -679,6 +679,16 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
     ("我老公是医生", []),
     ("我女儿今年六岁，是小学生", []),
     ("我妈妈来了，住在我家", []),
+    # 我家在… says where the user lives when it names a place (a city, a country, a district)
+    ("我家在杭州", ["用户住在杭州"]),
+    ("我们家在成都", ["用户住在成都"]),
+    ("我家在杭州市西湖区", ["用户住在杭州市西湖区"]),
+    ("我家在美国", ["用户住在美国"]),
+    ("我家在装修", []),
+    ("我家在三楼", []),
+    ("我家在附近", []),
+    ("我老家在杭州", []),  # where the user comes from
+    ("我妈家在杭州", []),
     ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
     ("Call me Al", []),  # as often "call me back", "call me Monday": not read
     ("Please call me tomorrow", []),
