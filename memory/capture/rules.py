@@ -27,6 +27,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from os.path import commonprefix
 from typing import Any
 
 import opencc
@@ -103,34 +104,41 @@ _SENTENCE_MARKS = " 。！？!?.;；~…"
 _QUOTED = frozenset(rule.name for rule in RULES if rule.quoted)
 
 
-def _findings_with_me_too(said: str, before: str, text: str) -> list[Finding]:
-    """The findings of the sentence `said` of the prepared message `text`, and those its "me too"
-    says of the user (said_of_the_user_too), read where it stands in the message (so a joke or a
-    retraction after it still counts), but for notes: a note keeps the user's words as said, not
-    the sentence written out."""
-    found = sentence_findings(said, text)
-    written = said_of_the_user_too(said, before)
-    if written != said:
-        found += [finding for finding in sentence_findings(written, text.replace(said, written, 1))
+def _findings_with_me_too(said: str, before: str, text: str) -> list[tuple[Finding, timedelta | None]]:
+    """The findings of the sentence `said` of the prepared message `text`, each with how long the
+    passing state it says lasts (duration_of), and those its "me too" says of the user
+    (said_of_the_user_too): only those of the words written out, read where they stand in the
+    message (so a joke or a retraction after them still counts), with the time words of what
+    they repeat (我老公这周不吃辣。我也是。 lasts the week), and no note (a note keeps the user's
+    words as said, not the sentence written out)."""
+    found = [(finding, duration_of(said)) for finding in sentence_findings(said, text)]
+    read, written = said_of_the_user_too(said, before)
+    if written != read:
+        since = read.rfind(",", 0, len(commonprefix([read, written]))) + 1  # the clause the words were written in
+        duration = duration_of(written)
+        found += [(finding, duration) for finding in sentence_findings(written, text.replace(said, written, 1), since=since)
                   if finding.rule not in _QUOTED]
     return found
 
 
-def said_of_the_user_too(sentence: str, before: str = "") -> str:
-    """`sentence` with its "me too" clauses written out (Language.me_too); a sentence that only
-    says "me too" (我老公不吃香菜。我也是。 "My husband hates cilantro. Me too.") is read after the
-    sentence `before` it."""
+def said_of_the_user_too(sentence: str, before: str = "") -> tuple[str, str]:
+    """(what was read, the same with its "me too" clauses written out: Language.me_too). A
+    sentence that only says "me too" (我老公不吃香菜。我也是。 "My husband hates cilantro. Me
+    too.") is read after the last clause of the sentence `before` it, but not after a question
+    ("Does he hate cilantro? Me too" says nothing of what he does)."""
+    last = before.rstrip(_SENTENCE_MARKS).rsplit(",", 1)[-1].strip()
     for language in LANGUAGES:
         if language.me_too is None:
             continue
         written = language.me_too(sentence)
-        if written == sentence and before:
-            joined = f"{before.rstrip(_SENTENCE_MARKS)},{sentence}"
+        if written != sentence:
+            return sentence, written
+        if last and not before.rstrip().endswith(("?", "？")):
+            joined = f"{last},{sentence}"
             written = language.me_too(joined)
-            if written == joined:
-                written = sentence
-        sentence = written
-    return sentence
+            if written != joined:
+                return joined, written
+    return sentence, sentence
 
 
 def explicit_marker(text: str) -> str:
@@ -154,12 +162,13 @@ def _asks_or_supposes(words: str, sentence: str, end: int) -> bool:
             or any(supposition.leaves_open(words) for supposition in SUPPOSITIONS))
 
 
-def sentence_findings(sentence: str, message: str) -> list[Finding]:
+def sentence_findings(sentence: str, message: str, *, since: int = 0) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
-    the rule."""
+    the rule. Only the matches starting at `since` or later are kept (the words a "me too" wrote
+    out)."""
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []  # the spans of the findings so far, in order (they never overlap)
     readers: dict[int, Callable[[int, int], bool]] = {}
@@ -175,7 +184,7 @@ def sentence_findings(sentence: str, message: str) -> list[Finding]:
             for pattern in rule.patterns:
                 for match in pattern.finditer(unit):
                     start, end = offset + match.start(), offset + match.end()
-                    if start == end or overlaps(start, end):
+                    if start == end or start < since or overlaps(start, end):
                         continue
                     if rule.subjects is not None:
                         if id(rule.subjects) not in readers:
@@ -469,8 +478,7 @@ class RuleExtractor:
             for said in sentences(text):
                 if len(plan.proposals) >= PLAN_MAX:
                     break
-                duration = duration_of(said)
-                for finding in _findings_with_me_too(said, before, text):
+                for finding, duration in _findings_with_me_too(said, before, text):
                     plan.add(message, finding, marker=marker, duration=duration)
                 before = said
             if len(plan.proposals) >= PLAN_MAX:

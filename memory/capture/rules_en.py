@@ -329,18 +329,20 @@ SUPPOSED_BETWEEN = (rf"(?:\s|,|hypothetically|that|say|tomorrow|today|one day|so
 
 # "My husband hates cilantro, me too", "My wife is vegetarian and so am I", "Tom doesn't eat pork,
 # neither do I": the user says the clause before of themselves (Language.me_too).
-_ME_TOO = re.compile(r"(?P<before>[^,;]{3,120}?)(?:\s*[,;]\s*|\s+)(?:and\s+|but\s+)?(?:so am I|so do I|so can I|so have I"
-                     r"|me too|me as well|I am too|I'm too|I do too|I am as well|I do as well|same here|same with me|same for me"
-                     r"|neither do I|neither am I|neither can I|nor do I|nor am I|me neither|me either|I don't either"
-                     r"|I'm not either|I can't either)\W*", re.IGNORECASE)
+_ME_TOO = re.compile(r"(?P<before>[^,;]{2,119}?[^,;\s])(?:\s*+[,;]\s*+|\s++)(?:and\s+|but\s+)?(?:so am I|so do I|so can I"
+                     r"|so have I|me too|me as well|I am too|I'm too|I do too|I am as well|I do as well|same here|same with me"
+                     r"|same for me|neither do I|neither am I|neither can I|nor do I|nor am I|me neither|me either"
+                     r"|I don't either|I'm not either|I can't either)[.!~\s]*", re.IGNORECASE)  # (me too? asks)
+_ME_TOO_WORDS = re.compile(r"\b(?:too|so|neither|nor|same|either|as well)\b", re.IGNORECASE)  # a quick look first
 _BASE_VERBS = (r"love|like|hate|eat|prefer|avoid|live|work|drink|enjoy|dislike|cook|need|want|follow|keep|go|stay|play"
                r"|speak|use|can't|cannot|can|won't|will|don't|do|have|are|were|aren't|weren't")
 # Someone else, then what they do: "My husband hates", "My little sister is", "Tom and Anna love",
 # "Many people are", "She's allergic" (the 's of a state only: not "My sister's husband").
 _SOMEONE_DOES = re.compile(
-    r"(?:(?i:my|our)\s+(?:\w+\s+)??\w+|[A-Z][a-z]+(?:\s+and\s+[A-Z][a-z]+)?|(?i:he|she|they|both of them)"
-    r"|(?i:many|most|lots of|a lot of|some) people|(?i:everyone)(?: else)?)"
-    r"(?:\s+(?P<adverb>(?:also|really|never|always|usually|just|totally|absolutely|actually|definitely)\s+)?"
+    r"(?:(?i:my|our)\s+(?:\w+\s+)??\w+|(?!(?:Nobody|No|None|Nothing|Noone|Neither|Either)\b)[A-Z][a-z]+(?:\s+and\s+[A-Z][a-z]+)?"
+    r"|(?i:he|she|they|both of them)|(?i:many|most|lots of|a lot of|some) people|(?i:everyone)(?: else)?)"
+    r"(?:\s+(?P<adverb>(?:also|really|never|always|usually|sometimes|often|rarely|seldom|mostly|generally|just|totally"
+    r"|absolutely|actually|definitely)\s+)?"
     rf"(?P<verb>is|was|has|does|doesn't|isn't|wasn't|hasn't|{_BASE_VERBS}|[a-z]+s)"
     r"|(?P<state>'s)(?=\s+(?:allergic|vegan|vegetarian|pescatarian|lactose|gluten|a|an|from|into|not)\b))(?=\s|$)")
 _AS_THE_USER = {"is": "am", "are": "am", "'s": "am", "was": "was", "were": "was", "has": "have", "does": "do",
@@ -355,7 +357,7 @@ def _first_person(verb: str) -> str:
         return _AS_THE_USER[lowered]
     if lowered.endswith("ies") and len(lowered) > 4:
         return lowered[:-3] + "y"
-    if lowered.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+    if lowered.endswith(("ches", "shes", "sses", "xes", "zzes", "oes")):
         return lowered[:-2]
     if lowered.endswith("s") and not lowered.endswith(("ss", "us", "is")):
         return lowered[:-1]
@@ -366,15 +368,18 @@ def me_too(sentence: str) -> str:
     """`sentence` with a closing "me too" (so am I, neither do I) after a clause whose subject is
     someone else written out as that clause said of the user: "My husband hates cilantro, me too"
     → "My husband hates cilantro, I hate cilantro". Otherwise unchanged."""
-    found = _ME_TOO.fullmatch(sentence)
-    if not found:
+    found = _ME_TOO.fullmatch(sentence) if _ME_TOO_WORDS.search(sentence) else None
+    if not found or found["before"].rstrip().endswith("?"):
         return sentence
     before = found["before"].strip()
-    does = _SOMEONE_DOES.match(before)
-    if not does:
+    # the nearest statement: "Tom is a nurse and Anna is a teacher, me too" is the teacher's
+    parts = re.split(r"\s+(?:and|but)\s+", before)
+    does = next((match for match in (_SOMEONE_DOES.match(part) for part in reversed(parts)) if match), None)
+    if does is None or re.match(r"(?:I|I'm|i|i'm)\b", parts[-1]):  # the user's own, last
         return sentence
+    before = does.string
     verb = does["verb"] or does["state"]
-    return f"{before}, I {does['adverb'] or ''}{_first_person(verb)}{before[does.end():]}"
+    return f"{found['before'].strip()}, I {does['adverb'] or ''}{_first_person(verb)}{before[does.end():]}"
 
 
 REQUEST_VERBS = r"(?:recommend|suggest|give me|serve|add|put|use|cook with|remind|book|schedule|send|include|mention)"
@@ -412,10 +417,17 @@ LANGUAGE = Language(
         # "If I get pregnant, I can't eat sushi": the consequence of the user's own supposition is
         # supposed too; not after a hedge about the saying ("If I'm being honest", "In case I didn't
         # mention it") nor when the user eats or touches something.
-        condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)\b", re.IGNORECASE),
+        # a change or a state of the user's ("If I get pregnant", "If I'm vegan", "If we move to
+        # Chengdu"), not what they do ("If we order takeout", "If I'm cooking", "If we go out")
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)(?:\s+(?:ever|really|do|did|actually|suddenly))?"
+                             r"(?:\s+(?:get|got|become|became|turn|turned|end up|ended up|start|started|move|moved"
+                             r"|go vegan|go vegetarian|go keto|find out|am|was|were|be|have been)\b"
+                             r"|(?:'m|\s+am|'re|\s+are)(?!\s+\w+ing\b))",
+                             re.IGNORECASE),
         hedge=re.compile(r"\b(?:honest|mistaken|wrong|right|correct|correctly|remember|remembering|misremembering|recall"
                          r"|understood|understand|real|frank|mention|mentioned|told|tell|said|say|forgot|forget|may|might add"
-                         r"|must say|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b", re.IGNORECASE),
+                         r"|must say|clear|discussed|talked|covered|brought|serious|blunt|truthful|upfront|straight"
+                         r"|transparent|guess|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b", re.IGNORECASE),
         then=re.compile(r"\bthen\b", re.IGNORECASE),
         follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
                            r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),

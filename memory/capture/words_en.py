@@ -34,8 +34,8 @@ FLAVOR_RUN = rf"\b(?:{_FLAVOR})(?:\s*(?:,|and|&|but|with)?\s*(?:{_FLAVOR}))*"
 FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|please|should be|need|enjoy)\b", re.IGNORECASE)
 
 # Tags after a statement, which end an item ("I don't eat pork ok", "allergic to shellfish haha").
-# ("right" and "lol" only last, and "lol" lower-case: "I like turning right at lights", "playing LoL").
-TAGS = r"anyway|anyways|ok|okay|right(?=\W*$)|(?-i:lol)(?=\W*$)|haha|yeah|tbh|honestly|btw|you know"
+# (lower-case, "right" only asking and "lol" only last: "Yeah Yeah Yeahs", "I like turning right", "playing LoL").
+TAGS = r"(?-i:anyway|anyways|ok|okay|right(?=\s*\?)|lol(?=\W*$)|haha|yeah|tbh|honestly|btw|you know)"
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
 END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
        rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)")

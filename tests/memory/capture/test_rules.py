@@ -401,6 +401,21 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("If I'm not wrong, I'm allergic to peanuts", [("allergy", "peanuts")]),
     ("If I get pregnant, I can't eat sushi, and I'm allergic to peanuts", [("allergy", "peanuts")]),
     ("如果我怀孕了, by the way, I'm allergic to peanuts", [("allergy", "peanuts")]),
+    # ...nor after a condition of what the user does rather than is (only a change or a state of
+    # theirs has consequences: 怀孕, 是素食者, 搬去成都; "get pregnant", "I'm vegan", "move")
+    ("如果我们点外卖，我就不要葱", [("avoid_ingredient", "葱")]),
+    ("要是我们聚餐，我就不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("如果我没记混的话，我就是对芒果过敏", [("allergy", "芒果")]),  # 就是: stress, no consequence
+    ("如果我之前没说，我就是对花生过敏", [("allergy", "花生")]),
+    ("如果我吃素，我就不能吃鸡蛋", []),
+    ("如果我是素食者，那我就不吃鸡蛋", []),
+    ("If we order takeout, I can't have dairy", [("avoid_ingredient", "dairy")]),
+    ("In case we order Thai, I can't eat peanuts", [("avoid_ingredient", "peanuts")]),
+    ("If we go out, I'll tell them I'm allergic to shellfish", [("allergy", "shellfish")]),
+    ("In case I wasn't clear, I can't eat gluten", [("avoid_ingredient", "gluten")]),
+    ("If we're talking allergies then I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("If I go vegan, I won't eat honey", []),
+    ("If I'm pregnant, I can't eat sushi.", []),
     # words kept as said (a note) that ask or suppose with no consequence
     ("记住，如果我对花生过敏怎么办？", []),
     ("Remember, suppose I'm vegan.", []),
@@ -457,6 +472,8 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     # a run of spaces or tabs after an opener (one way to read each: this took hours with \s+ inside *)
     ("if" + " " * 30 + "x I'm vegan", [("dietary_restriction", "vegan")]),
     ("Not sure if" + "\t" * 30 + "this matters I'm vegan", [("dietary_restriction", "vegan")]),
+    ("也" * 4000, []),  # 香菜也也…可以接受: a run of 也 was read once per start (3 s)
+    (("a" + " " * 250 + "b. ") * 15, []),  # "…, me too" looked for over every run of spaces
 ])
 def test_a_supposition_is_no_fact(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
@@ -478,7 +495,12 @@ def test_a_supposition_is_no_fact(text, expected):
     # ...but the word that ends a real item stays
     ("我喜欢派对吧", [(None, "派对")]),
     ("我最喜欢旅行吧", [(None, "旅行")]),
+    ("我喜欢自由行吧", [(None, "自由行")]),
+    ("我不爱喝牛奶对吧", [("avoid_ingredient", "牛奶")]),
+    ("我不爱吃香菜行不行", [("avoid_ingredient", "香菜")]),
     ("I love playing LoL", [(None, "playing LoL")]),
+    ("I like turning right", [(None, "turning right")]),
+    ("My favorite band is Yeah Yeah Yeahs", [(None, "Yeah Yeah Yeahs")]),
 ])
 def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
@@ -627,9 +649,26 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("我老公不吃香菜。我也是。", [("avoid_ingredient", "香菜")]),
     ("My husband loves spicy food. Me too.", [("flavor_profile", {"spicy": "high"})]),
     ("Me too.", []),
+    # ...the nearest statement, its time words; not after a question, nor said as one
+    ("Tom is a nurse and Anna is a teacher, me too", [("occupation", {"job": "teacher"})]),
+    ("Tom hates cilantro but I love garlic. Me too.", [("preferred_ingredient", "garlic")]),
+    ("Nobody likes liver, me neither", []),
+    ("Does he hate cilantro? Me too", []),
+    ("Tom hates cilantro, me too?", []),
+    ("我老公对花生过敏，我也是？", []),
+    ("他不吃香菜吗？我也是", []),
+    ("今天我不想吃辣，我老公不吃香菜。我也是。", [("flavor_profile", {"spicy": "none"}), ("avoid_ingredient", "香菜")]),
 ])
 def test_me_too_says_the_clause_before_of_the_user(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
+
+
+def test_me_too_keeps_the_time_words_of_what_it_repeats():
+    """我老公这周不吃辣。我也是。 was kept with no expiry (the time words are in the sentence before)."""
+    for text in ("我老公这周不吃辣。我也是。", "我老公这周不吃辣，我也是"):
+        [operation] = extract(text)
+        assert operation["node"]["value_json"] == {"spicy": "none"}
+        assert operation["node"]["expires_at"] == (NOW + timedelta(days=7)).isoformat()
 
 
 # The same kind, wider (a newcomer's "我不太能吃辣" became "prefers spicy", "我特别喜欢吃鱼" "avoids
