@@ -5,7 +5,7 @@ Two shapes reach `allergy` from the rule table (memory.capture.rules_zh): 对X�
 is read here:
 
 - whose: 我 or nobody before the allergy's 对 is the user; someone named or spoken to (小明对花生
-  过敏, 你对虾过敏) or a 对 of another word (对方, 我对我妈说…) is not (NAMED_BEFORE_DUI,
+  过敏, 你对虾过敏) or a 对 of another word (对方, 我对我妈说…) is not (words_zh.NAMED,
   USER_BEFORE_DUI); in X过敏 a family member, a pet or anyone the clause names first is not;
 - what: in X过敏 what the user eats, drinks or touches (CONTACT: 我一吃芒果就过敏, 我碰到猫就过敏,
   吃我妈做的花生, 吃含麸质的食物 → 麸质), without the words around it (AROUND: 会, 就, 好像, 嘴巴,
@@ -17,51 +17,12 @@ is read here:
 import re
 
 from memory.capture.rules_common import Finding
-from memory.capture.words_zh import HAN, OTHERS, is_food, items, say
+from memory.capture.words_zh import NAME_LONGEST, NAMED, OTHERS, is_food, items, say
 
 # After a word with 对 earlier in the clause (对了, 对方, 对面的人, 我对我妈说), the allergy is the
 # user's only when 我 says it right before its own 对 (对了我对虾过敏, not 对了你对虾过敏, 对方对虾过敏),
 # or when that 对 began an allergy said just before (我对花生过敏又对芒果过敏).
 USER_BEFORE_DUI = re.compile(r"我(?:也|还|都|就|一直|从小就?|其实|本来就?|真的|确实|自己|本人|最近|有点)*对?$")
-
-# Someone named or spoken to right before the allergy's 对, at the start of its clause (小明对花生过敏,
-# 老王也对虾过敏, 张伟一直对芒果过敏, 你对虾过敏, 我家小王对虾过敏, Tom对花生过敏, 记住小明对花生过敏): not the
-# user. A list of what names someone, not of what may precede the user's own 对 (其实, 从小,
-# 一直…), so an unusual lead-in never costs the user's allergy; words that begin like a name are
-# not one (小时候, 老是, 老子 "I", 于是, 马上, 夏天, 周末, 黄昏, 黄梅天, 白天).
-_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏吕丁任"
-             "沈姚卢姜崔钟谭陆汪范廖贾夏韦方邹孟熊秦邱尹薛闫段雷侯龙陶黎贺顾郝龚邵钱严戴孔汤于白")
-_NOT_NAMES = ("于是|马上|高度|方才|白天|白色|夏天|夏季|夏日|周末|周[一二三四五六日天]|黄昏|黄梅|陈年|高温|雷雨|任何|龙年"
-              "|钱包|孔雀|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
-_SAYING = (r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下|顺便说一句|顺便提一下"
-           r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道)")
-# Names from other languages are written with a small set of characters (安娜, 大卫, 凯文, 克里斯, 艾薇儿):
-# two to five of them make a name, but for the few words of those characters alone (哈哈, 大约). A
-# doubled character of a given name is a pet name (莉莉, 乐乐, 多多); other doubled characters are
-# adverbs, frequencies and interjections (天天, 年年都, 微微, 明明, 恩恩). The characters that are
-# also surnames are read as a surname and a given name (汤姆, 罗丽), so a name is read one way only
-# (read two ways, a list of names took seconds to be found no name: backtracking).
-_FOREIGN = "".join(dict.fromkeys(
-    character for character in "大安娜丽莉莎琳妮露丝玛艾汤姆杰克约翰彼得保罗卫斯特凯尼迪米拉萨森伦芬维琪茜蒂黛娅雅薇乔治詹"
-    "威廉亨利苏珊贝尔伯奥索菲亚瑞托史夫埃德华兹莫里哈格吉布朗赫曼麦肯西卡戴爱琴丹南希本路易卢雷蕾娃茉瑟宾佩莱恩泰勒科比古"
-    "迈当伊芙朵萝诺霍普文达汉海劳可逊儿历山明"
-    if character not in _SURNAMES))
-_NOT_FOREIGN = "哈哈|哈利路亚|大约|大伦|斯文|可可西里"
-_PET_NAME = "莉丽乐婷欢贝豆多牛球糖果朵甜晶静芳亮冬东毛妞笑悠依佳琪娜菲露兰红涛浩洋阳晨轩航萌圆团壮"
-NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer is a lead-in of the user's
-
-
-def named(tag: str) -> str:
-    """Someone named or spoken to (the group `tag` reads a doubled character)."""
-    return (rf"(?:你|您|大家|所有人|很多人|好多人|有些人|有的人|[A-Za-z][A-Za-z.'-]*"
-            rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
-            rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?"
-            rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
-
-
-NAMED_BEFORE_DUI = re.compile(
-    rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
-    rf"(?:(?:和|跟|与|还有|、){named('more')})*(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
 
 _OPENER = r"(?:如果|要是|假如|万一|倘若)"
 _LEADS = rf"(?:其实|从小就?|本人|自己|一直|平时|真的|确实|也|还|都|每次|一旦|只要|{_OPENER})"
@@ -110,7 +71,7 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
     before = match.string[: match.start()].rsplit("过敏", 1)[-1]  # 我对花生过敏又对芒果过敏: after the user's first
     if said_with_dui and "对" in before and not USER_BEFORE_DUI.search(before):
         return []
-    if said_with_dui and len(before) <= NAME_LONGEST and NAMED_BEFORE_DUI.fullmatch(before.strip(" :;!~")):
+    if said_with_dui and len(before) <= NAME_LONGEST and NAMED.fullmatch(before.strip(" :;!~")):
         return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
     if _NEGATED.search(item) or item in ("有", "我有") or _PAST.search(item):
         return []  # 我不过敏, 我对花生不过敏, 我没有过敏; 我吃花生以前会过敏 (over)

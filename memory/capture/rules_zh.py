@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.allergy_zh import allergy, named
+from memory.capture.allergy_zh import allergy
 from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, home_at, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
@@ -34,6 +34,7 @@ from memory.capture.words_zh import (
     clean,
     is_food,
     items,
+    named,
     say,
 )
 

@@ -106,6 +106,45 @@ OTHER_PEOPLE = ("老妈|老爸|我妈|我爸|我姐|我哥|我弟|我妹|外婆|
                  "她们|他们|(?<![其吉])他|她")
 # A pet is someone else, 猫毛 and 热狗 are things (我对猫毛过敏, 我喜欢吃热狗).
 OTHERS = re.compile(rf"(?<![热单身])(?:{KIN}|{OTHER_PEOPLE})(?!毛)")
+# Someone named or spoken to, all a clause says before what they do (小明对花生过敏, 老王也对虾过敏,
+# 张伟一直对芒果过敏, 你对虾过敏, 我家小王对虾过敏, Tom对花生过敏, 记住小明对花生过敏, 王小明不吃香菜, 大家都爱吃辣):
+# not the user (allergy_zh; Subjects.named). A list of what names someone, not of what may precede the user's own 对 (其实, 从小,
+# 一直…), so an unusual lead-in never costs the user's allergy; words that begin like a name are
+# not one (小时候, 老是, 老子 "I", 于是, 马上, 夏天, 周末, 黄昏, 黄梅天, 白天).
+_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏吕丁任"
+             "沈姚卢姜崔钟谭陆汪范廖贾夏韦方邹孟熊秦邱尹薛闫段雷侯龙陶黎贺顾郝龚邵钱严戴孔汤于白")
+_NOT_NAMES = ("于是|马上|高度|方才|白天|白色|夏天|夏季|夏日|周末|周[一二三四五六日天]|黄昏|黄梅|陈年|高温|雷雨|任何|龙年"
+              "|钱包|孔雀|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
+_SAYING = (r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下|顺便说一句|顺便提一下"
+           r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道)")
+# Names from other languages are written with a small set of characters (安娜, 大卫, 凯文, 克里斯, 艾薇儿):
+# two to five of them make a name, but for the few words of those characters alone (哈哈, 大约). A
+# doubled character of a given name is a pet name (莉莉, 乐乐, 多多); other doubled characters are
+# adverbs, frequencies and interjections (天天, 年年都, 微微, 明明, 恩恩). The characters that are
+# also surnames are read as a surname and a given name (汤姆, 罗丽), so a name is read one way only
+# (read two ways, a list of names took seconds to be found no name: backtracking).
+_FOREIGN = "".join(dict.fromkeys(
+    character for character in "大安娜丽莉莎琳妮露丝玛艾汤姆杰克约翰彼得保罗卫斯特凯尼迪米拉萨森伦芬维琪茜蒂黛娅雅薇乔治詹"
+    "威廉亨利苏珊贝尔伯奥索菲亚瑞托史夫埃德华兹莫里哈格吉布朗赫曼麦肯西卡戴爱琴丹南希本路易卢雷蕾娃茉瑟宾佩莱恩泰勒科比古"
+    "迈当伊芙朵萝诺霍普文达汉海劳可逊儿历山明"
+    if character not in _SURNAMES))
+_NOT_FOREIGN = "哈哈|哈利路亚|大约|大伦|斯文|可可西里"
+_PET_NAME = "莉丽乐婷欢贝豆多牛球糖果朵甜晶静芳亮冬东毛妞笑悠依佳琪娜菲露兰红涛浩洋阳晨轩航萌圆团壮"
+NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer is a lead-in of the user's
+
+
+def named(tag: str) -> str:
+    """Someone named or spoken to (the group `tag` reads a doubled character)."""
+    return (rf"(?:你|您|大家|所有人|很多人|好多人|有些人|有的人|[A-Za-z][A-Za-z.'-]*"
+            rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
+            rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?"
+            rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
+
+
+NAMED = re.compile(
+    rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
+    rf"(?:(?:和|跟|与|还有|、){named('more')})*(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+
 # Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
@@ -115,9 +154,9 @@ LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家
 ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$|是不是|以为|怀疑|不确定")
 # 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
 JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
-SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT)
+SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT, named=NAMED)
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
 FACT_SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, topic_user=True,
-                         joint=JOINT,
+                         joint=JOINT, named=NAMED,
                          carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))

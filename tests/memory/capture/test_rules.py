@@ -597,6 +597,13 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("微微对酒精过敏", [(None, "酒精")]),
     ("大约对芒果过敏", [("allergy", "芒果")]),
     ("我我对花生过敏", [("allergy", "花生")]),
+    # ...and someone named before any statement of taste (Subjects.named)
+    ("王小明不吃香菜", []),
+    ("安娜不吃香菜", []),
+    ("Tom不吃香菜", []),
+    ("其实不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("冬天不吃辣", [("flavor_profile", {"spicy": "none"})]),
+    ("王小明说我不吃香菜", [("avoid_ingredient", "香菜")]),
     # a list of names read one way only (read two ways, this took 14 s to be found no list of names)
     ("苏珊、卢卡、汤姆、罗丽、雷娜、戴安、苏菲、卢娜" * 3 + "和我都对花生过敏", [("allergy", "花生")]),
     ("苏苏、" * 14 + "我对花生过敏", [("allergy", "花生")]),
