@@ -106,21 +106,33 @@ _PLACE_END = re.compile(r"(?:市|省|区|县|镇|乡|村|路|街|巷|小区|州|
 _PLACE_CONCEPTS = ("zzccb25a", "zzcdi02", "zzcdi03")
 
 
-def names_a_place(item: str) -> bool:
-    """Whether `item` (杭州, 杭州市西湖区) names a place, not what a family is doing (装修, 吃饭)
-    nor where in a building (三楼). Without the thesaurus (MEMORY_CONCEPTS off), by its end only."""
-    if _PLACE_END.search(item):
-        return True
+_LIVED = re.compile(r"(?:住|生活|待|呆)了?.*")  # 我家在杭州住了十年了: how long, still the home
+
+
+def place_said(text: str) -> str:
+    """The place `text` begins with (杭州住了十年 → 杭州, 杭州市西湖区 → all of it), or ''. A
+    place is a run ending as a place name does, or a city, country or region the thesaurus
+    knows; without the thesaurus (MEMORY_CONCEPTS off), by its end only."""
+    text = normalize(text)
+    if _PLACE_END.search(text):
+        return text
     model = thesaurus()
-    words = model.words(normalize(item)) if model is not None else []
-    return bool(words) and normalize(item).startswith(words[0]) and any(
-        token.startswith(_PLACE_CONCEPTS) for token in model.concepts[words[0]])
+    words = model.words(text) if model is not None else []
+    if words and text.startswith(words[0]) and any(token.startswith(_PLACE_CONCEPTS) for token in model.concepts[words[0]]):
+        return words[0]
+    return ""
 
 
 def home_at(match: re.Match[str], message: str) -> list[Finding]:
-    """我家在杭州, 我们家在成都 → where the user lives; 我家在装修, 我家在三楼 say no place."""
-    found = fact_builder("lives")(match, message)
-    return found if found and names_a_place(found[0].item) else []
+    """我家在杭州, 我们家在成都, 我家在杭州住了十年了 → where the user lives; not 我家在装修, 我家在
+    三楼 (no place), nor 我家在杭州买了房, 我们家在泰国玩 (what the family does there)."""
+    said = match["item"]
+    place = place_said(said)
+    if not place or not (said == place or _LIVED.fullmatch(said[len(place):])):
+        return []
+    if not fact_builder("lives")(match, message):  # a question, a guess, hearsay, a stay
+        return []
+    return [say("fact_lives", place, value={"lives": place})]
 
 
 # 叫 is also "order, call, wake" (我叫外卖, 我叫个车, 我叫代驾, 我叫儿子起床): what follows must

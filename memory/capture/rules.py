@@ -114,9 +114,11 @@ def _findings_with_me_too(said: str, before: str, text: str) -> list[tuple[Findi
     found = [(finding, duration_of(said)) for finding in sentence_findings(said, text)]
     read, written = said_of_the_user_too(said, before)
     if written != read:
-        since = read.rfind(",", 0, len(commonprefix([read, written]))) + 1  # the clause the words were written in
-        duration = duration_of(written)
-        found += [(finding, duration) for finding in sentence_findings(written, text.replace(said, written, 1), since=since)
+        since = written.rfind(",", 0, len(commonprefix([read, written])) + 1) + 1  # the clause written out
+        until = written.find(",", since)
+        duration = duration_of(written[:until] if until >= 0 else written)
+        found += [(finding, duration) for finding in sentence_findings(written, text.replace(said, written, 1),
+                                                                       since=since, until=until if until >= 0 else len(written))
                   if finding.rule not in _QUOTED]
     return found
 
@@ -162,13 +164,14 @@ def _asks_or_supposes(words: str, sentence: str, end: int) -> bool:
             or any(supposition.leaves_open(words) for supposition in SUPPOSITIONS))
 
 
-def sentence_findings(sentence: str, message: str, *, since: int = 0) -> list[Finding]:
+def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int | None = None) -> list[Finding]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
-    the rule. Only the matches starting at `since` or later are kept (the words a "me too" wrote
-    out)."""
+    the rule. Only the matches starting between `since` and `until` are kept (the words a "me too"
+    wrote out)."""
+    until = len(sentence) if until is None else until
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []  # the spans of the findings so far, in order (they never overlap)
     readers: dict[int, Callable[[int, int], bool]] = {}
@@ -184,7 +187,7 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0) -> list[Fi
             for pattern in rule.patterns:
                 for match in pattern.finditer(unit):
                     start, end = offset + match.start(), offset + match.end()
-                    if start == end or start < since or overlaps(start, end):
+                    if start == end or not since <= start < until or overlaps(start, end):
                         continue
                     if rule.subjects is not None:
                         if id(rule.subjects) not in readers:

@@ -131,9 +131,9 @@ class Subjects:
     after: the text after it begins so) names them together, and so is no mention of someone
     else: 我和老公都不吃香菜, 我跟我女儿都对花生过敏 are the user's too.
 
-    `named`: what a clause says before a match that names its subject, someone else (王小明不吃
-    香菜, 大家都爱吃辣, Tom不吃香菜), read whole (fullmatch) and only when at most NAMED_LONGEST
-    characters.
+    `named(text)`: whether what a clause says before a match names its subject, someone else
+    (王小明不吃香菜, Tom不吃香菜); asked only when that is at most NAMED_LONGEST characters and the
+    match does not begin with the user (阿姨，我住在杭州 speaks to her).
 
     Read once per sentence; each match costs a few binary searches, so a long message stays
     linear."""
@@ -147,7 +147,7 @@ class Subjects:
     topic_user: bool = False
     carries: re.Pattern[str] | None = None
     joint: tuple[re.Pattern[str], re.Pattern[str]] | None = None
-    named: re.Pattern[str] | None = None
+    named: Callable[[str], bool] | None = None
 
     def _joined(self, sentence: str, mention: re.Match[str]) -> bool:
         if self.joint is None:
@@ -194,7 +194,7 @@ class Subjects:
             if asked[index]:
                 return True
             if (self.named is not None and 0 < start - firsts[index] <= self.NAMED_LONGEST
-                    and self.named.fullmatch(sentence, firsts[index], start)):
+                    and not self.user.match(sentence, start) and self.named(sentence[firsts[index]: start])):
                 return True
             if self.topic_user and start == firsts[index]:
                 if not self.user.match(sentence, start) and earlier[index] != "user":
@@ -279,7 +279,8 @@ class Supposition:
     condition stays a fact ("If we go out for dinner, I'm allergic to shellfish", 如果我点外卖，
     我都不要香菜), as does one after a hedge about the saying or a when-I-eat condition (`hedge`,
     searched in the condition: 如果我没看错, "If I'm being honest", "In case I didn't mention it",
-    如果我吃花生，我就会过敏 says when)."""
+    如果我吃花生，我就会过敏 says when). A statement the consequence's clause sets `apart` (but, 但是:
+    "If I'm home tonight, I'll make pasta but I don't eat pork") is said as a fact."""
 
     WINDOW = 40
 
@@ -292,6 +293,7 @@ class Supposition:
     hedge: re.Pattern[str]
     then: re.Pattern[str]
     follows: re.Pattern[str]
+    apart: re.Pattern[str]
     after: re.Pattern[str] | None = None
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
@@ -317,6 +319,7 @@ class Supposition:
                 and self.between.fullmatch(sentence, comma + 1, start) is not None):
             return True
         return (len(before) <= self.WINDOW and self.follows.match(sentence[comma + 1: end].lstrip()) is not None
+                and not self.apart.search(sentence, comma + 1, start)
                 and self._supposes_the_user(before) and not self.then.search(before))
 
     def _supposes_the_user(self, clause: str) -> bool:

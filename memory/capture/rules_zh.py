@@ -296,6 +296,9 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
 # 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
 _ME_TOO = re.compile(r"(?:而且|而|其实|正好|刚好|巧了)?(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
                      r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
+# 小明不吃香菜，我也不吃: the same words again, said short
+_ME_TOO_DOING = re.compile(r"(?:我|俺)(?:也|同样)"
+                           r"(?P<doing>不(?:太|怎么)?(?:吃|喝|爱吃|爱喝|喜欢|能吃|要)|(?:爱|喜欢)(?:吃|喝)?|对)[的啊呀哦呢哈啦]*")
 # Whose statement it was: someone named, a family member, and whose (她老公, 我闺蜜的老公, 小明和小红)
 _SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})(?:的?(?:{OTHERS.pattern}|{named('own')}))*"
                       rf"(?:(?:和|跟|与|、)(?:{OTHERS.pattern}|{named('more')}))*(?:也|都|一直|从小就?|本来就?|其实)*")
@@ -310,13 +313,17 @@ def me_too(sentence: str) -> str:
     我也不吃香菜; 很多人对花生过敏,我也是 → …,我也对花生过敏. Otherwise unchanged."""
     clauses = sentence.split(",")
     for index in range(1, len(clauses)):
-        if not _ME_TOO.fullmatch(clauses[index].strip(" 。！!.~…")):  # 我也是？ asks
+        said = clauses[index].strip(" 。！!.~…")  # (我也是？ asks)
+        also = _ME_TOO.fullmatch(said) or _ME_TOO_DOING.fullmatch(said)
+        if not also:
             continue
         before = clauses[index - 1].strip()
         subject = _SOMEONE.match(before)
         rest = before[subject.end():] if subject else ""
-        if rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest):
-            clauses[index] = "我也" + rest
+        doing = also.groupdict().get("doing") or ""
+        if (rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest)
+                and rest.lstrip("也都还").startswith(doing)):
+            clauses[index] = "我也" + rest.lstrip("也都还")
     return ",".join(clauses)
 
 
@@ -350,13 +357,14 @@ LANGUAGE = Language(
         # too; not after a hedge about the saying (如果我没看错, 如果我之前没说过) nor when the user eats.
         # (a change or a state of the user's: 怀孕, 是素食者, 搬去成都, 吃素; not what they do: 点外卖, 聚餐)
         condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*(?:我们|我|咱们|咱|俺){_TIME_OR_ADVERB}*"
-                             r"(?:怀孕|怀上|是|成了|成为|变成|当上|当了|得了|患了|生病|病了|感冒|发烧|搬|移民|出国|有了|开始"
+                             r"(?:怀孕|怀上|是(?!在)|成了|成为|变成|当上|当了|得了|患了|生病|病了|感冒|发烧|搬|移民|出国|有了|开始"
                              r"|戒|吃素|老了|胖|瘦|过敏|确诊|生了|结婚|离婚|退休|失业|辞职|被诊断|不能|没法|不可以|长大)"),
         hedge=re.compile(r"错|混|实话|老实|坦白|说|讲|提|告诉|表达|写|忘|印象|记|啰嗦|清楚|问题"
                          r"|碰|摸|沾|接触|闻|点|外卖|聚餐"),
         then=re.compile(r"那么|那|就|便"),
         # (就是 is no consequence but stress: 如果我没记混的话，我就是对芒果过敏)
         follows=re.compile(r"(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)?(?:也|肯定|一定|应该)?(?:就|便)(?!是)"),
+        apart=re.compile(r"但是|不过|可是|反正|对了|顺便"),
     ),
     me_too=me_too,
 )

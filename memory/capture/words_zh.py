@@ -6,6 +6,8 @@ cuisines and flavours, what an item looks like, the table's own wording of each 
 import re
 
 from memory.capture.rules_common import Finding, Subjects, alternation
+from memory.search.concepts import thesaurus
+from memory.search.text import normalize
 
 HAN = r"\u4e00-\u9fff"
 STOP = r"[^,.;:!?。\s]"  # a character inside one clause
@@ -13,9 +15,10 @@ STOP = r"[^,.;:!?。\s]"  # a character inside one clause
 FOOD = set(
     "香菜 葱 姜 蒜 大蒜 洋葱 辣椒 花椒 韭菜 芹菜 茄子 青椒 胡萝卜 土豆 番茄 西红柿 蘑菇 香菇 豆腐 鸡蛋 牛奶 花生 坚果 "
     "海鲜 虾 螃蟹 鱼 牛肉 猪肉 羊肉 鸡肉 内脏 肥肉 味精 糖 蛋 乳制品 芒果 菠萝 苦瓜 榴莲 生姜 香椿 鱼腥草 折耳根 "
-    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱".split()
+    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱 "
+    "比萨 披萨 汉堡 寿司".split()
 )
-FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶")
+FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶粥汤饼")
 CUISINES = ("川菜 粤菜 湘菜 鲁菜 苏菜 浙菜 闽菜 徽菜 东北菜 本帮菜 家常菜 日料 日本料理 韩餐 韩国料理 西餐 泰国菜 泰餐 "
             "意大利菜 法餐 法国菜 墨西哥菜 印度菜 越南菜 新疆菜 云南菜 火锅 烧烤").split()
 COOKING_WORDS = re.compile(r"做饭|做菜|菜谱|食谱|下厨|烧菜|炒菜|吃|饭|餐|菜|口味|食材|调料|料理")
@@ -32,7 +35,7 @@ FLAVOR_RUN = rf"(?:(?:{alternation(phrase for phrase, _ in FLAVORS)})[和、与�
 FLAVOR_CUE = re.compile(r"喜欢|偏好|爱|要|想|口味|做得|做成|做|来点|希望|习惯|吃")
 
 HEAD = re.compile(r"^(?:我觉得|我想|其实|不过|但是|现在|以后|今天|今晚|明天|这几天|最近|暂时"
-                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我|吃(?=.)|喝(?=.))+")  # 不爱喝牛奶 → 牛奶
+                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我|(?:吃|喝)点?(?=..))+")  # 不爱喝牛奶 → 牛奶 (喝茶 stays)
 # …and a tag after a statement (我不吃香菜好不好, 对吧): the statement stays, the tag is no part of the item.
 # (not the 对 of 派对, 绝对: 我喜欢派对吧 is 派对; 行吧 is left alone, as 旅行吧, 自由行吧 are places and trips).
 TAIL = re.compile(r"(?:好不好|行不行|(?<![派绝相反配一面针应核不])对吧|对不对|是吧|(?<![爱友美良只最正刚还])好吧|的说"
@@ -133,9 +136,16 @@ _PET_NAME = "莉丽乐婷欢贝豆多牛球糖果朵甜晶静芳亮冬东毛妞�
 NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer is a lead-in of the user's
 
 
-def named(tag: str) -> str:
-    """Someone named or spoken to (the group `tag` reads a doubled character)."""
-    return (rf"(?:你|您|大家|所有人|很多人|好多人|有些人|有的人|[A-Za-z][A-Za-z.'-]*"
+# Latin words that are no name before Chinese (OK我住在杭州, btw不吃香菜, emmm, hhh)
+_NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|he(?:he)+|yes|yeah|yep|wow|oh|ah|well|so|and"
+                    r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?|ps)(?![A-Za-z])")
+
+
+def named(tag: str, *, spoken_to: bool = True) -> str:
+    """Someone named (the group `tag` reads a doubled character), or spoken to (你, 您) when
+    `spoken_to`."""
+    return (rf"(?:{'你|您|' if spoken_to else ''}大家|所有人|很多人|好多人|有些人|有的人"
+            rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*"
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
             rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?"
             rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
@@ -144,6 +154,24 @@ def named(tag: str) -> str:
 NAMED = re.compile(
     rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
     rf"(?:(?:和|跟|与|还有|、){named('more')})*(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+_NAMED_DOING = re.compile(
+    rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False)}"
+    rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False)})*)(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+
+
+def names_someone(text: str) -> bool:
+    """Whether `text`, all a clause says before a statement of taste or fact, names someone else
+    who does it (王小明不吃香菜, 大家都爱吃辣, Tom不吃香菜): NAMED, but not the one spoken to (你别放
+    香菜 asks for the user) nor a word the thesaurus knows, though it begins like a name (黄瓜别放蒜,
+    龙虾不要放蒜, 何况我…: a dish, a conjunction)."""
+    found = _NAMED_DOING.fullmatch(text.strip(" :;!~"))
+    if found is None:
+        return False
+    who = found["who"]
+    if is_food(who):
+        return False
+    model = thesaurus()
+    return model is None or normalize(who) not in model.concepts
 
 # Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
@@ -154,9 +182,9 @@ LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家
 ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$|是不是|以为|怀疑|不确定")
 # 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
 JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
-SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT, named=NAMED)
+SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT, named=names_someone)
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
 FACT_SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, topic_user=True,
-                         joint=JOINT, named=NAMED,
+                         joint=JOINT, named=names_someone,
                          carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))

@@ -416,6 +416,8 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("If we're talking allergies then I'm allergic to peanuts", [("allergy", "peanuts")]),
     ("If I go vegan, I won't eat honey", []),
     ("If I'm pregnant, I can't eat sushi.", []),
+    ("If I'm home tonight, I'll make pasta but I don't eat pork", [("avoid_ingredient", "pork")]),
+    ("如果我是在家吃，我就不吃辣", [("flavor_profile", {"spicy": "none"})]),
     # words kept as said (a note) that ask or suppose with no consequence
     ("记住，如果我对花生过敏怎么办？", []),
     ("Remember, suppose I'm vegan.", []),
@@ -498,6 +500,7 @@ def test_a_supposition_is_no_fact(text, expected):
     ("我喜欢自由行吧", [(None, "自由行")]),
     ("我不爱喝牛奶对吧", [("avoid_ingredient", "牛奶")]),
     ("我不爱吃香菜行不行", [("avoid_ingredient", "香菜")]),
+    ("我喜欢喝茶", [(None, "喝茶")]),  # one character is no item: 喝 stays
     ("I love playing LoL", [(None, "playing LoL")]),
     ("I like turning right", [(None, "turning right")]),
     ("My favorite band is Yeah Yeah Yeahs", [(None, "Yeah Yeah Yeahs")]),
@@ -604,6 +607,15 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("其实不吃香菜", [("avoid_ingredient", "香菜")]),
     ("冬天不吃辣", [("flavor_profile", {"spicy": "none"})]),
     ("王小明说我不吃香菜", [("avoid_ingredient", "香菜")]),
+    # ...but not a Latin word said first, the one spoken to, a dish or a word that begins like a name
+    ("OK我住在杭州", [("home", {"lives": "杭州"})]),
+    ("ok不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("你别放香菜", [("avoid_ingredient", "香菜")]),
+    ("黄瓜别放蒜", [("avoid_ingredient", "蒜")]),
+    ("白粥不要放糖", [("avoid_ingredient", "糖")]),
+    ("比萨别放洋葱", [("avoid_ingredient", "洋葱")]),
+    ("何况我住在杭州", [("home", {"lives": "杭州"})]),
+    ("阿姨我住在杭州", [("home", {"lives": "杭州"})]),
     # a list of names read one way only (read two ways, this took 14 s to be found no list of names)
     ("苏珊、卢卡、汤姆、罗丽、雷娜、戴安、苏菲、卢娜" * 3 + "和我都对花生过敏", [("allergy", "花生")]),
     ("苏苏、" * 14 + "我对花生过敏", [("allergy", "花生")]),
@@ -664,6 +676,9 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("Tom hates cilantro, me too?", []),
     ("我老公对花生过敏，我也是？", []),
     ("他不吃香菜吗？我也是", []),
+    ("小明不吃香菜，我也不吃", [("avoid_ingredient", "香菜")]),
+    ("我老公爱吃辣，我也爱吃", [("flavor_profile", {"spicy": "high"})]),
+    ("我老公这周不吃辣。我也是，我对花生过敏。", [("allergy", "花生"), ("flavor_profile", {"spicy": "none"})]),
     ("今天我不想吃辣，我老公不吃香菜。我也是。", [("flavor_profile", {"spicy": "none"}), ("avoid_ingredient", "香菜")]),
 ])
 def test_me_too_says_the_clause_before_of_the_user(text, expected):
@@ -676,6 +691,10 @@ def test_me_too_keeps_the_time_words_of_what_it_repeats():
         [operation] = extract(text)
         assert operation["node"]["value_json"] == {"spicy": "none"}
         assert operation["node"]["expires_at"] == (NOW + timedelta(days=7)).isoformat()
+    # ...and only of what it repeats: the allergy said after it lasts
+    allergy, flavor = extract("我老公这周不吃辣。我也是，我对花生过敏。")
+    assert allergy["node"]["value_json"] == "花生" and allergy["node"].get("expires_at") is None
+    assert flavor["node"]["expires_at"] == (NOW + timedelta(days=7)).isoformat()
 
 
 # The same kind, wider (a newcomer's "我不太能吃辣" became "prefers spicy", "我特别喜欢吃鱼" "avoids
@@ -735,6 +754,9 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
     ("我家在附近", []),
     ("我老家在杭州", []),  # where the user comes from
     ("我妈家在杭州", []),
+    ("我家在杭州住了十年了", ["用户住在杭州"]),
+    ("我家在杭州买了房", []),
+    ("我们家在泰国玩", []),
     ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
     ("Call me Al", []),  # as often "call me back", "call me Monday": not read
     ("Please call me tomorrow", []),
