@@ -123,15 +123,21 @@ def place_said(text: str) -> str:
     return ""
 
 
+_DOING_THERE = re.compile(r"[了过着买租开玩做去来看读学办干和跟与及或]")  # 我家在杭州买了房, 在泰国玩
+
+
 def home_at(match: re.Match[str], message: str) -> list[Finding]:
-    """我家在杭州, 我们家在成都, 我家在杭州住了十年了 → where the user lives; not 我家在装修, 我家在
-    三楼 (no place), nor 我家在杭州买了房, 我们家在泰国玩 (what the family does there)."""
-    said = match["item"]
+    """我家在杭州, 我们家在成都, 我家在北京朝阳, 我家在杭州住了十年了 → where the user lives; not
+    我家在装修, 我家在三楼 (no place), nor 我家在杭州买了房, 我们家在泰国玩 (what the family does
+    there)."""
+    said = TAIL.sub("", match["item"].strip())  # 我家在杭州呢
     place = place_said(said)
-    if not place or not (said == place or _LIVED.fullmatch(said[len(place):])):
+    rest = said[len(place):]
+    if not place or (rest and not _LIVED.fullmatch(rest) and (_DOING_THERE.search(rest) or len(rest) > 4)):
         return []
     if not fact_builder("lives")(match, message):  # a question, a guess, hearsay, a stay
         return []
+    place = said if rest and not _LIVED.fullmatch(rest) else place  # 北京朝阳, 杭州西湖边
     return [say("fact_lives", place, value={"lives": place})]
 
 

@@ -131,9 +131,9 @@ class Subjects:
     after: the text after it begins so) names them together, and so is no mention of someone
     else: 我和老公都不吃香菜, 我跟我女儿都对花生过敏 are the user's too.
 
-    `named(text)`: whether what a clause says before a match names its subject, someone else
-    (王小明不吃香菜, Tom不吃香菜); asked only when that is at most NAMED_LONGEST characters and the
-    match does not begin with the user (阿姨，我住在杭州 speaks to her).
+    `named(before, match)`: whether what a clause says before a match names its subject, someone
+    else (王小明不吃香菜); asked only when that is at most NAMED_LONGEST characters and the match
+    does not begin with the user (阿姨，我住在杭州 speaks to her).
 
     Read once per sentence; each match costs a few binary searches, so a long message stays
     linear."""
@@ -147,7 +147,7 @@ class Subjects:
     topic_user: bool = False
     carries: re.Pattern[str] | None = None
     joint: tuple[re.Pattern[str], re.Pattern[str]] | None = None
-    named: Callable[[str], bool] | None = None
+    named: Callable[[str, str], bool] | None = None
 
     def _joined(self, sentence: str, mention: re.Match[str]) -> bool:
         if self.joint is None:
@@ -194,7 +194,8 @@ class Subjects:
             if asked[index]:
                 return True
             if (self.named is not None and 0 < start - firsts[index] <= self.NAMED_LONGEST
-                    and not self.user.match(sentence, start) and self.named(sentence[firsts[index]: start])):
+                    and not self.user.match(sentence, start) and self.named(sentence[firsts[index]: start],
+                                                                             sentence[start:end])):
                 return True
             if self.topic_user and start == firsts[index]:
                 if not self.user.match(sentence, start) and earlier[index] != "user":

@@ -431,7 +431,7 @@ LANGUAGE = Language(
         then=re.compile(r"\bthen\b", re.IGNORECASE),
         follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
                            r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
-        apart=re.compile(r"\b(?:but|although|though|anyway|by the way|btw)\b", re.IGNORECASE),
+        apart=re.compile(r"\b(?:but(?! also)|although|though|anyway|by the way|btw)\b", re.IGNORECASE),
     ),
     me_too=me_too,
 )

@@ -297,8 +297,10 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
 _ME_TOO = re.compile(r"(?:而且|而|其实|正好|刚好|巧了)?(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
                      r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
 # 小明不吃香菜，我也不吃: the same words again, said short
-_ME_TOO_DOING = re.compile(r"(?:我|俺)(?:也|同样)"
-                           r"(?P<doing>不(?:太|怎么)?(?:吃|喝|爱吃|爱喝|喜欢|能吃|要)|(?:爱|喜欢)(?:吃|喝)?|对)[的啊呀哦呢哈啦]*")
+_ME_TOO_DOING = re.compile(r"(?:我|俺)(?:也|同样)(?:一样|是)?(?P<doing>(?:从来|一直|都|还|太|怎么)*"
+                           r"(?:不(?:太|怎么)?(?:吃|喝|爱吃|爱喝|爱|喜欢|能吃|要)?|吃不了|受不了|讨厌|(?:爱|喜欢)(?:吃|喝)?|对))"
+                           r"[的啊呀哦呢哈啦]*")
+_NEGATIVE = re.compile(r"(?:从来|一直|都|还|太|怎么)*(?:不|没|吃不了|受不了|讨厌|别)")  # what one does not do, both said alike
 # Whose statement it was: someone named, a family member, and whose (她老公, 我闺蜜的老公, 小明和小红)
 _SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})(?:的?(?:{OTHERS.pattern}|{named('own')}))*"
                       rf"(?:(?:和|跟|与|、)(?:{OTHERS.pattern}|{named('more')}))*(?:也|都|一直|从小就?|本来就?|其实)*")
@@ -320,10 +322,11 @@ def me_too(sentence: str) -> str:
         before = clauses[index - 1].strip()
         subject = _SOMEONE.match(before)
         rest = before[subject.end():] if subject else ""
-        doing = also.groupdict().get("doing") or ""
+        rest = rest.lstrip("也都还")
+        doing = also.groupdict().get("doing")
         if (rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest)
-                and rest.lstrip("也都还").startswith(doing)):
-            clauses[index] = "我也" + rest.lstrip("也都还")
+                and (doing is None or bool(_NEGATIVE.match(doing)) == bool(_NEGATIVE.match(rest)))):
+            clauses[index] = "我也" + rest
     return ",".join(clauses)
 
 
@@ -364,7 +367,7 @@ LANGUAGE = Language(
         then=re.compile(r"那么|那|就|便"),
         # (就是 is no consequence but stress: 如果我没记混的话，我就是对芒果过敏)
         follows=re.compile(r"(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)?(?:也|肯定|一定|应该)?(?:就|便)(?!是)"),
-        apart=re.compile(r"但是|不过|可是|反正|对了|顺便"),
+        apart=re.compile(r"(?:但是|不过|可是)(?!也|还)|反正|对了|顺便"),
     ),
     me_too=me_too,
 )

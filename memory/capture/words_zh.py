@@ -15,10 +15,9 @@ STOP = r"[^,.;:!?。\s]"  # a character inside one clause
 FOOD = set(
     "香菜 葱 姜 蒜 大蒜 洋葱 辣椒 花椒 韭菜 芹菜 茄子 青椒 胡萝卜 土豆 番茄 西红柿 蘑菇 香菇 豆腐 鸡蛋 牛奶 花生 坚果 "
     "海鲜 虾 螃蟹 鱼 牛肉 猪肉 羊肉 鸡肉 内脏 肥肉 味精 糖 蛋 乳制品 芒果 菠萝 苦瓜 榴莲 生姜 香椿 鱼腥草 折耳根 "
-    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱 "
-    "比萨 披萨 汉堡 寿司".split()
+    "芝麻 黄豆 大豆 小麦 麸质 贝类 蚝油 酱油 醋 酒 咖啡 奶酪 黄油 巧克力 蜂蜜 木耳 海带 紫菜 茴香 八角 孜然 咖喱".split()
 )
-FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶粥汤饼")
+FOOD_ENDINGS = tuple("肉菜鱼虾蟹蛋奶瓜豆椒菇果姜蒜葱笋藕米面糖酱醋酒茶")
 CUISINES = ("川菜 粤菜 湘菜 鲁菜 苏菜 浙菜 闽菜 徽菜 东北菜 本帮菜 家常菜 日料 日本料理 韩餐 韩国料理 西餐 泰国菜 泰餐 "
             "意大利菜 法餐 法国菜 墨西哥菜 印度菜 越南菜 新疆菜 云南菜 火锅 烧烤").split()
 COOKING_WORDS = re.compile(r"做饭|做菜|菜谱|食谱|下厨|烧菜|炒菜|吃|饭|餐|菜|口味|食材|调料|料理")
@@ -34,8 +33,9 @@ FLAVORS = (
 FLAVOR_RUN = rf"(?:(?:{alternation(phrase for phrase, _ in FLAVORS)})[和、与及]?)+"
 FLAVOR_CUE = re.compile(r"喜欢|偏好|爱|要|想|口味|做得|做成|做|来点|希望|习惯|吃")
 
+# (喝牛奶 → 牛奶, but 喝茶 stays: one character is no item)
 HEAD = re.compile(r"^(?:我觉得|我想|其实|不过|但是|现在|以后|今天|今晚|明天|这几天|最近|暂时"
-                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我|(?:吃|喝)点?(?=..))+")  # 不爱喝牛奶 → 牛奶 (喝茶 stays)
+                   r"|那个|这个|任何|那种|这种|有点|一点|一些|都|也|再|我|(?:吃|喝)(?:点儿?)?+(?=..))+")
 # …and a tag after a statement (我不吃香菜好不好, 对吧): the statement stays, the tag is no part of the item.
 # (not the 对 of 派对, 绝对: 我喜欢派对吧 is 派对; 行吧 is left alone, as 旅行吧, 自由行吧 are places and trips).
 TAIL = re.compile(r"(?:好不好|行不行|(?<![派绝相反配一面针应核不])对吧|对不对|是吧|(?<![爱友美良只最正刚还])好吧|的说"
@@ -141,11 +141,11 @@ _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|h
                     r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?|ps)(?![A-Za-z])")
 
 
-def named(tag: str, *, spoken_to: bool = True) -> str:
-    """Someone named (the group `tag` reads a doubled character), or spoken to (你, 您) when
-    `spoken_to`."""
+def named(tag: str, *, spoken_to: bool = True, latin: bool = True) -> str:
+    """Someone named (the group `tag` reads a doubled character; a Latin word when `latin`), or
+    spoken to (你, 您) when `spoken_to`."""
     return (rf"(?:{'你|您|' if spoken_to else ''}大家|所有人|很多人|好多人|有些人|有的人"
-            rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*"
+            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "") +
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
             rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}][{HAN}]{{1,2}}?"
             rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
@@ -155,20 +155,29 @@ NAMED = re.compile(
     rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
     rf"(?:(?:和|跟|与|还有|、){named('more')})*(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
 _NAMED_DOING = re.compile(
-    rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False)}"
-    rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False)})*)(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+    rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False, latin=False)}"
+    rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False, latin=False)})*)"
+    r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+# What only a person does (不吃, 爱吃, 喜欢, 住在, 是…); a request for a dish is the user's whoever
+# it names (小份不要香菜, 黄焖鸡别放辣, Note: 不要香菜).
+_PERSON_DOES = re.compile(r"(?:不|也|都|一直|从来|从不|还)*(?:吃|喝|爱|喜欢|讨厌|能|住|是|在|对|会)")
 
 
-def names_someone(text: str) -> bool:
-    """Whether `text`, all a clause says before a statement of taste or fact, names someone else
-    who does it (王小明不吃香菜, 大家都爱吃辣, Tom不吃香菜): NAMED, but not the one spoken to (你别放
-    香菜 asks for the user) nor a word the thesaurus knows, though it begins like a name (黄瓜别放蒜,
-    龙虾不要放蒜, 何况我…: a dish, a conjunction)."""
-    found = _NAMED_DOING.fullmatch(text.strip(" :;!~"))
+_DISH_ENDINGS = tuple("餐式鸡锅饭面粉汤粥饼菜料份碗底堡包")  # 韩餐不吃辣, 黄焖鸡: no one's name
+
+
+def names_someone(before: str, statement: str) -> bool:
+    """Whether `before`, all a clause says before `statement` (a statement of taste or fact),
+    names someone else who does it (王小明不吃香菜, 安娜爱吃辣, 张伟住在杭州): a name (NAMED, but not
+    the one spoken to, 你别放香菜, nor a Latin word, OK我住在杭州) that is no word the thesaurus knows
+    and no food (何况, 黄瓜), before what only a person does (_PERSON_DOES)."""
+    if not _PERSON_DOES.match(statement):
+        return False
+    found = _NAMED_DOING.fullmatch(before.strip())
     if found is None:
         return False
     who = found["who"]
-    if is_food(who):
+    if is_food(who) or who.endswith(_DISH_ENDINGS):
         return False
     model = thesaurus()
     return model is None or normalize(who) not in model.concepts
