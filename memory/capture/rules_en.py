@@ -333,6 +333,8 @@ _ME_TOO = re.compile(r"(?P<before>[^,;]{2,119}?[^,;\s])(?:\s*+[,;]\s*+|\s++)(?:a
                      r"|so have I|me too|me as well|I am too|I'm too|I do too|I am as well|I do as well|same here|same with me"
                      r"|same for me|neither do I|neither am I|neither can I|nor do I|nor am I|me neither|me either"
                      r"|I don't either|I'm not either|I can't either)[.!~\s]*", re.IGNORECASE)  # (me too? asks)
+_NOT_EITHER = re.compile(r"\b(?:neither|nor|either)\b", re.IGNORECASE)
+_NOT = re.compile(r"n't\b|\b(?:not|never|no)\b", re.IGNORECASE)
 _ME_TOO_WORDS = re.compile(r"\b(?:too|so|neither|nor|same|either|as well)\b", re.IGNORECASE)  # a quick look first
 _BASE_VERBS = (r"love|like|hate|eat|prefer|avoid|live|work|drink|enjoy|dislike|cook|need|want|follow|keep|go|stay|play"
                r"|speak|use|can't|cannot|can|won't|will|don't|do|have|are|were|aren't|weren't")
@@ -370,6 +372,9 @@ def me_too(sentence: str) -> str:
     → "My husband hates cilantro, I hate cilantro". Otherwise unchanged."""
     found = _ME_TOO.fullmatch(sentence) if _ME_TOO_WORDS.search(sentence) else None
     if not found or found["before"].rstrip().endswith("?"):
+        return sentence
+    # "neither do I" answers what someone does not do, "so do I" what they do
+    if bool(_NOT_EITHER.search(sentence, found.end("before"))) != bool(_NOT.search(found["before"])):
         return sentence
     before = found["before"].strip()
     # the nearest statement: "Tom is a nurse and Anna is a teacher, me too" is the teacher's

@@ -294,13 +294,14 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
                     rf"(?:(?:我们|我|咱们|咱|俺|本人|自己){_TIME_OR_ADVERB}*(?:喜欢|爱|能|可以|想|要|会)?)?")
 
 # 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
-_ME_TOO = re.compile(r"(?:而且|而|其实|正好|刚好|巧了)?(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
+_ME_TOO_LEAD = r"(?:而且|而|其实|正好|刚好|巧了|不过|但是|可是|可)?"  # 不过我也不吃: no contrast, still me too
+_ME_TOO = re.compile(_ME_TOO_LEAD + r"(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
                      r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
 # 小明不吃香菜，我也不吃: the same words again, said short
-_ME_TOO_DOING = re.compile(r"(?:我|俺)(?:也|同样)(?:一样|是)?(?P<doing>(?:从来|一直|都|还|太|怎么)*"
+_ME_TOO_DOING = re.compile(_ME_TOO_LEAD + r"(?:我|俺)(?:也|同样)(?:一样|是)?(?P<doing>(?:从来|一直|都|还|太|怎么)*"
                            r"(?:不(?:太|怎么)?(?:吃|喝|爱吃|爱喝|爱|喜欢|能吃|要)?|吃不了|受不了|讨厌|(?:爱|喜欢)(?:吃|喝)?|对))"
                            r"[的啊呀哦呢哈啦]*")
-_NEGATIVE = re.compile(r"(?:从来|一直|都|还|太|怎么)*(?:不|没|吃不了|受不了|讨厌|别)")  # what one does not do, both said alike
+_AVERSE = re.compile(r"不|没|吃不了|受不了|讨厌|别|过敏")  # 我也不吃 repeats 不吃香菜, not 喜欢吃辣
 # Whose statement it was: someone named, a family member, and whose (她老公, 我闺蜜的老公, 小明和小红)
 _SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})(?:的?(?:{OTHERS.pattern}|{named('own')}))*"
                       rf"(?:(?:和|跟|与|、)(?:{OTHERS.pattern}|{named('more')}))*(?:也|都|一直|从小就?|本来就?|其实)*")
@@ -324,8 +325,9 @@ def me_too(sentence: str) -> str:
         rest = before[subject.end():] if subject else ""
         rest = rest.lstrip("也都还")
         doing = also.groupdict().get("doing")
-        if (rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest)
-                and (doing is None or bool(_NEGATIVE.match(doing)) == bool(_NEGATIVE.match(rest)))):
+        alike = doing is None or (("对" in rest) if doing == "对" else
+                                  bool(_AVERSE.search(doing)) == bool(_AVERSE.search(rest)))
+        if rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest) and alike:
             clauses[index] = "我也" + rest
     return ",".join(clauses)
 

@@ -615,6 +615,7 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("白粥不要放糖", [("avoid_ingredient", "糖")]),
     ("比萨别放洋葱", [("avoid_ingredient", "洋葱")]),
     ("何况我住在杭州", [("home", {"lives": "杭州"})]),
+    ("何况我不吃榴莲", [("avoid_ingredient", "榴莲")]),
     ("阿姨我住在杭州", [("home", {"lives": "杭州"})]),
     ("Note: 不要香菜", [("avoid_ingredient", "香菜")]),
     ("Actually 不吃香菜", [("avoid_ingredient", "香菜")]),
@@ -685,6 +686,12 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("小明不吃香菜，我也从来不吃", [("avoid_ingredient", "香菜")]),
     ("小明不吃香菜，我也受不了", [("avoid_ingredient", "香菜")]),
     ("小明不吃香菜，我也喜欢", []),  # not alike: no "me too"
+    ("我老公现在不吃香菜，我也喜欢", []),
+    ("小明对花生过敏，我也喜欢", []),
+    ("我老公最近不吃辣，我也不吃", [("flavor_profile", {"spicy": "none"})]),
+    ("王小明不爱吃猪肉，不过我也不吃", [("avoid_ingredient", "猪肉")]),
+    ("My dad loves spicy food, me neither", []),
+    ("My husband is a doctor, neither am I", []),
     ("我老公爱吃辣，我也爱吃", [("flavor_profile", {"spicy": "high"})]),
     ("我老公这周不吃辣。我也是，我对花生过敏。", [("allergy", "花生"), ("flavor_profile", {"spicy": "none"})]),
     ("今天我不想吃辣，我老公不吃香菜。我也是。", [("flavor_profile", {"spicy": "none"}), ("avoid_ingredient", "香菜")]),
@@ -766,6 +773,7 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
     ("我家在杭州呢", ["用户住在杭州"]),
     ("我家在北京朝阳", ["用户住在北京朝阳"]),
     ("我家在杭州买了房", []),
+    ("我家在杭州上班", ["用户在杭州工作"]),
     ("我们家在泰国玩", []),
     ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
     ("Call me Al", []),  # as often "call me back", "call me Monday": not read
