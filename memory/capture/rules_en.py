@@ -373,8 +373,8 @@ def me_too(sentence: str) -> str:
     found = _ME_TOO.fullmatch(sentence) if _ME_TOO_WORDS.search(sentence) else None
     if not found or found["before"].rstrip().endswith("?"):
         return sentence
-    # "neither do I" answers what someone does not do, "so do I" what they do
-    if bool(_NOT_EITHER.search(sentence, found.end("before"))) != bool(_NOT.search(found["before"])):
+    # "neither do I" answers only what someone does not do ("me too" is said after both)
+    if _NOT_EITHER.search(sentence, found.end("before")) and not _NOT.search(found["before"]):
         return sentence
     before = found["before"].strip()
     # the nearest statement: "Tom is a nurse and Anna is a teacher, me too" is the teacher's

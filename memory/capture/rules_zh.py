@@ -325,8 +325,9 @@ def me_too(sentence: str) -> str:
         rest = before[subject.end():] if subject else ""
         rest = rest.lstrip("也都还")
         doing = also.groupdict().get("doing")
+        # (an allergy is said again only by 我也是 or 我也对: 我也不吃 after it says less)
         alike = doing is None or (("对" in rest) if doing == "对" else
-                                  bool(_AVERSE.search(doing)) == bool(_AVERSE.search(rest)))
+                                  "过敏" not in rest and bool(_AVERSE.search(doing)) == bool(_AVERSE.search(rest)))
         if rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest) and alike:
             clauses[index] = "我也" + rest
     return ",".join(clauses)

@@ -691,6 +691,8 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("我老公最近不吃辣，我也不吃", [("flavor_profile", {"spicy": "none"})]),
     ("王小明不爱吃猪肉，不过我也不吃", [("avoid_ingredient", "猪肉")]),
     ("My dad loves spicy food, me neither", []),
+    ("My wife doesn't eat beef. Same here!", [("avoid_ingredient", "beef")]),  # "me too" after both
+    ("我室友对羊肉过敏，我也不吃", []),  # an allergy is said again only by 我也是 or 我也对
     ("My husband is a doctor, neither am I", []),
     ("我老公爱吃辣，我也爱吃", [("flavor_profile", {"spicy": "high"})]),
     ("我老公这周不吃辣。我也是，我对花生过敏。", [("allergy", "花生"), ("flavor_profile", {"spicy": "none"})]),
