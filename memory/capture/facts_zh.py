@@ -123,7 +123,8 @@ def place_said(text: str) -> str:
     return ""
 
 
-_DOING_THERE = re.compile(r"[了过着买租开玩做去来看读学办干和跟与及或工班习]")  # 我家在杭州买了房, 在泰国玩, 在杭州上班
+# 我家在杭州买了房, 在泰国玩, 在杭州上班, 在南京吃饭, 我家在上海谢谢
+_DOING_THERE = re.compile(r"[了过着买租开玩做去来看读学办干和跟与及或工班习吃喝睡聊谢好吗呢吧啊呀哈]")
 
 
 def home_at(match: re.Match[str], message: str) -> list[Finding]:

@@ -326,7 +326,8 @@ class Supposition:
     def _supposes_the_user(self, clause: str) -> bool:
         """Whether `clause` (at most WINDOW characters) opens a supposition of the user's own that
         is no hedge (see the class doc)."""
-        return self.condition.match(clause) is not None and not self.hedge.search(clause)
+        found = self.condition.match(clause)
+        return found is not None and not self.hedge.search(clause, found.end())
 
     def leaves_open(self, text: str) -> bool:
         """Whether words kept as said imagine with no consequence (see the class doc)."""

@@ -295,10 +295,12 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
 
 # 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
 _ME_TOO_LEAD = r"(?:而且|而|其实|正好|刚好|巧了|不过|但是|可是|可)?"  # 不过我也不吃: no contrast, still me too
-_ME_TOO = re.compile(_ME_TOO_LEAD + r"(?:我|俺|本人)(?:其实)?(?:也|同样|也同样|亦)"
+_ME_TOO_WHEN = r"(?P<when>这几天|这两天|最近|从小|现在|今天|今晚|这周|平时|一直|其实|倒是)?"  # 我最近也是
+_ME_TOO = re.compile(_ME_TOO_LEAD + r"(?:我|俺|本人)" + _ME_TOO_WHEN + r"(?:其实)?(?:也|同样|也同样|亦)"
                      r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
 # 小明不吃香菜，我也不吃: the same words again, said short
-_ME_TOO_DOING = re.compile(_ME_TOO_LEAD + r"(?:我|俺)(?:也|同样)(?:一样|是)?(?P<doing>(?:从来|一直|都|还|太|怎么)*"
+_ME_TOO_DOING = re.compile(_ME_TOO_LEAD + r"(?:我|俺)" + _ME_TOO_WHEN
+                           + r"(?:也|同样)(?:一样|是)?(?P<doing>(?:从来|一直|都|还|太|怎么)*"
                            r"(?:不(?:太|怎么)?(?:吃|喝|爱吃|爱喝|爱|喜欢|能吃|要)?|吃不了|受不了|讨厌|(?:爱|喜欢)(?:吃|喝)?|对))"
                            r"[的啊呀哦呢哈啦]*")
 _AVERSE = re.compile(r"不|没|吃不了|受不了|讨厌|别|过敏")  # 我也不吃 repeats 不吃香菜, not 喜欢吃辣
@@ -329,7 +331,7 @@ def me_too(sentence: str) -> str:
         alike = doing is None or (("对" in rest) if doing == "对" else
                                   "过敏" not in rest and bool(_AVERSE.search(doing)) == bool(_AVERSE.search(rest)))
         if rest and len(rest) <= ME_TOO_LONGEST and not _NOT_SAID_AGAIN.search(rest) and alike:
-            clauses[index] = "我也" + rest
+            clauses[index] = "我" + (also["when"] or "") + "也" + rest
     return ",".join(clauses)
 
 
@@ -362,14 +364,17 @@ LANGUAGE = Language(
         # 要是我怀孕了，(那)我就不能吃生鱼片: the consequence of the user's own supposition is supposed
         # too; not after a hedge about the saying (如果我没看错, 如果我之前没说过) nor when the user eats.
         # (a change or a state of the user's: 怀孕, 是素食者, 搬去成都, 吃素; not what they do: 点外卖, 聚餐)
-        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*(?:我们|我|咱们|咱|俺){_TIME_OR_ADVERB}*"
+        # (also another's: 如果我老公吃素，我也吃素 supposes what the user would do)
+        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*"
+                             rf"(?:我们|我|咱们|咱|俺|你|您|他们|她们|他|她|(?:我的?|我家的?)?(?:{OTHERS.pattern})){_TIME_OR_ADVERB}*"
                              r"(?:怀孕|怀上|是(?!在)|成了|成为|变成|当上|当了|得了|患了|生病|病了|感冒|发烧|搬|移民|出国|有了|开始"
-                             r"|戒|吃素|老了|胖|瘦|过敏|确诊|生了|结婚|离婚|退休|失业|辞职|被诊断|不能|没法|不可以|长大)"),
+                             r"|戒|吃素|不吃|不喝|老了|胖|瘦|过敏|确诊|生了|结婚|离婚|退休|失业|辞职|被诊断|不能|没法|不可以|长大)"),
         hedge=re.compile(r"错|混|实话|老实|坦白|说|讲|提|告诉|表达|写|忘|印象|记|啰嗦|清楚|问题"
                          r"|碰|摸|沾|接触|闻|点|外卖|聚餐"),
         then=re.compile(r"那么|那|就|便"),
         # (就是 is no consequence but stress: 如果我没记混的话，我就是对芒果过敏)
-        follows=re.compile(r"(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)?(?:也|肯定|一定|应该)?(?:就|便)(?!是)"),
+        follows=re.compile(r"(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)?(?:也|肯定|一定|应该)?(?:就|便)(?!是)"
+                           r"|(?:那么?|那样的话|这样的话)?(?:我们|我|咱们|咱|俺)也(?!是)"),
         apart=re.compile(r"(?:但是|不过|可是)(?!也|还)|反正|对了|顺便"),
     ),
     me_too=me_too,

@@ -373,6 +373,7 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("Say I'm vegan, what would you cook?", []),
     ("Say I am allergic to nuts.", []),
     ("OK, say I'm vegetarian, what then?", []),
+    ("Say I'm allergic to tree nuts, then I can't have sushi.", []),
     ("Say that I'm vegan.", []),
     # ...not a hedge about the saying, not when the user eats, not a point of its own after it
     ("如果我没记错，我对花生过敏", [("allergy", "花生")]),
@@ -690,6 +691,9 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("小明对花生过敏，我也喜欢", []),
     ("我老公最近不吃辣，我也不吃", [("flavor_profile", {"spicy": "none"})]),
     ("王小明不爱吃猪肉，不过我也不吃", [("avoid_ingredient", "猪肉")]),
+    ("我老公不吃辣，我最近也是", [("flavor_profile", {"spicy": "none"})]),
+    ("如果她不吃豆腐，那我也吃素", []),  # a consequence said with 那…也
+    ("如果我老公吃素，我也吃素", []),
     ("My dad loves spicy food, me neither", []),
     ("My wife doesn't eat beef. Same here!", [("avoid_ingredient", "beef")]),  # "me too" after both
     ("我室友对羊肉过敏，我也不吃", []),  # an allergy is said again only by 我也是 or 我也对
@@ -776,6 +780,7 @@ def test_negations_between_words_and_subjects_carried_over_clauses(text, expecte
     ("我家在北京朝阳", ["用户住在北京朝阳"]),
     ("我家在杭州买了房", []),
     ("我家在杭州上班", ["用户在杭州工作"]),
+    ("我家在南京吃饭", []),
     ("我们家在泰国玩", []),
     ("My name is Alice Smith, I live in Berlin", ["User's name is Alice Smith", "User lives in Berlin"]),
     ("Call me Al", []),  # as often "call me back", "call me Monday": not read
