@@ -295,8 +295,8 @@ SUPPOSED_BETWEEN = (rf"{_TIME_OR_ADVERB}*(?:{_FINDING}{_TIME_OR_ADVERB}*)?"
 
 # 我老公不吃香菜，我也是; 很多人对花生过敏，我也一样: the user says the clause before of themselves.
 _ME_TOO_LEAD = r"(?:而且|而|其实|正好|刚好|巧了|不过|但是|可是|可)?"  # 不过我也不吃: no contrast, still me too
-_ME_TOO_WHEN = r"(?P<when>这几天|这两天|最近|从小|现在|今天|今晚|这周|平时|一直|其实|倒是)?"  # 我最近也是
-_ME_TOO = re.compile(_ME_TOO_LEAD + r"(?:我|俺|本人)" + _ME_TOO_WHEN + r"(?:其实)?(?:也|同样|也同样|亦)"
+_ME_TOO_WHEN = r"(?P<when>这几天|这两天|最近|从小|现在|今天|今晚|这周|平时|一直)?(?:其实|倒是)?"  # 我最近也是
+_ME_TOO = re.compile(_ME_TOO_LEAD + r"(?:我|俺|本人)" + _ME_TOO_WHEN + r"(?:也|同样|也同样|亦)"
                      r"(?:一样|是一样|是|如此|这样|是这样|是的|然)?[的啊呀哦呢哈啦诶耶哟喔嘛]*")
 # 小明不吃香菜，我也不吃: the same words again, said short
 _ME_TOO_DOING = re.compile(_ME_TOO_LEAD + r"(?:我|俺)" + _ME_TOO_WHEN

@@ -692,6 +692,7 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("我老公最近不吃辣，我也不吃", [("flavor_profile", {"spicy": "none"})]),
     ("王小明不爱吃猪肉，不过我也不吃", [("avoid_ingredient", "猪肉")]),
     ("我老公不吃辣，我最近也是", [("flavor_profile", {"spicy": "none"})]),
+    ("我老婆是素食者，我其实也是", [("dietary_restriction", "素食")]),
     ("如果她不吃豆腐，那我也吃素", []),  # a consequence said with 那…也
     ("如果我老公吃素，我也吃素", []),
     ("My dad loves spicy food, me neither", []),
