@@ -382,9 +382,8 @@ def me_too(sentence: str) -> str:
     does = next((match for match in (_SOMEONE_DOES.match(part) for part in reversed(parts)) if match), None)
     if does is None or re.match(r"(?:I|I'm|i|i'm)\b", parts[-1]):  # the user's own, last
         return sentence
-    before = does.string
     verb = does["verb"] or does["state"]
-    return f"{found['before'].strip()}, I {does['adverb'] or ''}{_first_person(verb)}{before[does.end():]}"
+    return f"{before}, I {does['adverb'] or ''}{_first_person(verb)}{does.string[does.end():]}"
 
 
 REQUEST_VERBS = r"(?:recommend|suggest|give me|serve|add|put|use|cook with|remind|book|schedule|send|include|mention)"
@@ -419,11 +418,10 @@ LANGUAGE = Language(
         imagines=re.compile(r"suppose\b|supposing\b|imagine\b|let's say\b|let us say\b|what if\b|pretend\b"
                             r"|hypothetically\b", re.IGNORECASE),
         consequence=re.compile(r",|\bthen\b", re.IGNORECASE),
-        # "If I get pregnant, I can't eat sushi": the consequence of the user's own supposition is
-        # supposed too; not after a hedge about the saying ("If I'm being honest", "In case I didn't
-        # mention it") nor when the user eats or touches something.
-        # a change or a state of the user's ("If I get pregnant", "If I'm vegan", "If we move to
-        # Chengdu"), not what they do ("If we order takeout", "If I'm cooking", "If we go out")
+        # "If I get pregnant, I can't eat sushi": the consequence of a change or a state of the
+        # user's ("If I get pregnant", "If I'm vegan", "If we move to Chengdu") is supposed too; not
+        # of what they do ("If we order takeout", "If I'm cooking", "If we go out"), nor after a hedge
+        # about the saying ("If I'm being honest", "In case I didn't mention it").
         condition=re.compile(rf"(?:{_SUPPOSE_OPENS})\s+(?:that\s+)?(?:I|we)(?:\s+(?:ever|really|do|did|actually|suddenly))?"
                              r"(?:\s+(?:get|got|become|became|turn|turned|end up|ended up|start|started|move|moved"
                              r"|go vegan|go vegetarian|go keto|find out|am|was|were|be|have been)\b"

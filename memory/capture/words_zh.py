@@ -138,7 +138,7 @@ NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer 
 
 # Latin words that are no name before Chinese (OK我住在杭州, btw不吃香菜, emmm, hhh)
 _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|he(?:he)+|yes|yeah|yep|wow|oh|ah|well|so|and"
-                    r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?|ps)(?![A-Za-z])")
+                    r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?)(?![A-Za-z])")
 
 
 def named(tag: str, *, spoken_to: bool = True, latin: bool = True) -> str:
