@@ -310,6 +310,7 @@ _SOMEONE = re.compile(rf"(?:{LEAD.pattern})(?:{OTHERS.pattern}|{named('one')})(?
 # What is no statement to say again: a supposition, a doubt, a question, the user themselves.
 _NOT_SAID_AGAIN = re.compile(r"我|要是|如果|假如|万一|的话|不一定|未必|不是|吗|呢|\?|记住|记得|记一下|记下")
 ME_TOO_LONGEST = 40  # characters of the clause said again
+_INTERJECTION = re.compile(r"[嗯哦噢啊哈呵嘿对是的呀唉害]{1,4}")
 
 
 def me_too(sentence: str) -> str:
@@ -322,7 +323,10 @@ def me_too(sentence: str) -> str:
         also = _ME_TOO.fullmatch(said) or _ME_TOO_DOING.fullmatch(said)
         if not also:
             continue
-        before = clauses[index - 1].strip()
+        back = index - 1
+        while back > 0 and _INTERJECTION.fullmatch(clauses[back].strip()):
+            back -= 1  # 露西喜欢吃芹菜。嗯，我也是
+        before = clauses[back].strip()
         subject = _SOMEONE.match(before)
         rest = before[subject.end():] if subject else ""
         rest = rest.lstrip("也都还")

@@ -151,13 +151,17 @@ def named(tag: str, *, spoken_to: bool = True, latin: bool = True) -> str:
             rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
 
 
+# What may stand between a name and what they do: adverbs, a time, a guess (小明最近对花生过敏,
+# 安娜这几天不吃火锅, 小明可能对花生过敏)
+_AFTER_NAME = (r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像|可能|大概|应该|最近|这几天|这两天|今天|现在|平时|一般"
+               r"|以后|从今天开始|从今天起|这周|暂时)*")
 NAMED = re.compile(
     rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
-    rf"(?:(?:和|跟|与|还有|、){named('more')})*(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+    rf"(?:(?:和|跟|与|还有|、){named('more')})*{_AFTER_NAME}")
 _NAMED_DOING = re.compile(
     rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False, latin=False)}"
     rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False, latin=False)})*)"
-    r"(?:也|还|都|就|一直|从小就?|本来就?|其实|好像)*")
+    rf"{_AFTER_NAME}")
 # What only a person does (不吃, 爱吃, 喜欢, 住在, 是…); a request for a dish is the user's whoever
 # it names (小份不要香菜, 黄焖鸡别放辣, Note: 不要香菜).
 _PERSON_DOES = re.compile(r"(?:不|也|都|一直|从来|从不|还)*(?:吃|喝|爱|喜欢|讨厌|能|住|是|在|对|会)")

@@ -608,6 +608,10 @@ def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     ("其实不吃香菜", [("avoid_ingredient", "香菜")]),
     ("冬天不吃辣", [("flavor_profile", {"spicy": "none"})]),
     ("王小明说我不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("小明最近对花生过敏", []),  # a time or a guess between the name and what they do
+    ("安娜这几天不吃火锅", []),
+    ("小明可能对花生过敏", []),
+    ("最近不吃辣", [("flavor_profile", {"spicy": "none"})]),
     # ...but not a Latin word said first, the one spoken to, a dish or a word that begins like a name
     ("OK我住在杭州", [("home", {"lives": "杭州"})]),
     ("ok不吃香菜", [("avoid_ingredient", "香菜")]),
@@ -693,6 +697,7 @@ def test_the_allergy_is_what_the_user_eats_and_no_one_elses(text, expected):
     ("王小明不爱吃猪肉，不过我也不吃", [("avoid_ingredient", "猪肉")]),
     ("我老公不吃辣，我最近也是", [("flavor_profile", {"spicy": "none"})]),
     ("我老婆是素食者，我其实也是", [("dietary_restriction", "素食")]),
+    ("露西喜欢吃芹菜。嗯，我也是哈哈！", [("preferred_ingredient", "芹菜")]),  # an interjection between
     ("如果她不吃豆腐，那我也吃素", []),  # a consequence said with 那…也
     ("如果我老公吃素，我也吃素", []),
     ("My dad loves spicy food, me neither", []),
