@@ -108,6 +108,25 @@ def said_of_the_user_too(sentence: str, before: str = "") -> tuple[str, str]:
     return sentence, sentence
 
 
+# What may stand before a retraction that opens a sentence (哈哈，开玩笑的; "No, just kidding").
+_LAUGHTER = re.compile(r"(?:[\W哈呵嘿嘻哎啊嗯哦噢]|\b(?:ha(?:ha)+|lol|lmao|hehe|oops|ok|okay|sorry|nah|no)\b)*", re.IGNORECASE)
+RETRACTIONS = tuple(language.retraction for language in LANGUAGES if language.retraction is not None)
+
+
+def taken_back_before(sentence: str) -> int:
+    """Where the last clause of `sentence` that takes back what was just said (Language.retraction:
+    我不吃香菜，开玩笑的; "I hate cilantro, just kidding") stands, or -1: every statement before it
+    in the sentence is taken back. 0 when the sentence opens with one ("Just kidding, I love it"),
+    which takes back the sentence before it too (RuleExtractor.extract)."""
+    for offset, clause in reversed(_clauses(sentence)):
+        for retraction in RETRACTIONS:
+            match = retraction.search(clause)
+            if match:
+                at = offset + match.start()
+                return 0 if _LAUGHTER.fullmatch(sentence[:at]) else at
+    return -1
+
+
 def explicit_marker(text: str) -> str:
     """The lasting-intent words of a message (记住, from now on …), or ''."""
     for language in LANGUAGES:
@@ -134,9 +153,10 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
-    the rule. Only the matches starting between `since` and `until` are kept (the words a "me too"
-    wrote out)."""
+    the rule, nor taken back (taken_back_before). Only the matches starting between `since` and
+    `until` are kept (the words a "me too" wrote out)."""
     until = len(sentence) if until is None else until
+    since = max(since, taken_back_before(sentence))
     found: list[tuple[int, Finding]] = []
     taken: list[tuple[int, int]] = []  # the spans of the findings so far, in order (they never overlap)
     readers: dict[int, Callable[[int, int], bool]] = {}

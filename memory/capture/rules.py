@@ -30,7 +30,7 @@ from memory import limits
 from memory.capture import rules_en, rules_zh
 from memory.capture.base import Extraction, ExtractionContext, MessageView, NodeView
 from memory.capture.facts import profile_replaces
-from memory.capture.reading import explicit_marker, findings_with_me_too, prepare, sentences
+from memory.capture.reading import explicit_marker, findings_with_me_too, prepare, sentences, taken_back_before
 from memory.capture.rules_common import (
     COOKING,
     PROFILE_FIELDS,
@@ -144,6 +144,10 @@ def _title_names(finding: Finding, node: NodeView) -> bool:
             and node.domain == COOKING and bool(node.key) and finding.old.casefold() in node.title.casefold())
 
 
+# A finding with its message, the message's explicit marker and how long its state lasts.
+_Said = tuple[MessageView, Finding, str, timedelta | None]
+
+
 class _Plan:
     """The operations of one extraction, in the order of the statements."""
 
@@ -167,6 +171,10 @@ class _Plan:
             self.notes.append(f"{finding.rule}: {finding.title!r} names no active memory, not proposed")
         elif not self._merge_duplicate(proposal) and not self._already_active(proposal):
             self.proposals.append(proposal)
+
+    def add_all(self, said: list["_Said"]) -> None:
+        for message, finding, marker, duration in said:
+            self.add(message, finding, marker=marker, duration=duration)
 
     def _new(self, message: MessageView, finding: Finding, *, marker: str, duration: timedelta | None) -> _Proposal:
         spec = finding.spec
@@ -317,19 +325,30 @@ class RuleExtractor:
 
     def extract(self, context: ExtractionContext) -> Extraction:
         plan = _Plan(context)
-        for message in (message for message in context.messages if message.role == "user"):
+        # The last sentence's findings wait for the next sentence, which may take them back ("I hate
+        # cilantro. Just kidding, I love it"; 我对花生过敏。骗你的！), also in the user's next message
+        # when no one spoke between ("No, not really" after the assistant asked takes back nothing).
+        held: list[_Said] = []
+        for message in context.messages:
+            if message.role != "user":
+                plan.add_all(held)
+                held = []
+                continue
             text = prepare(message.content)
             marker = explicit_marker(text)
             before = ""
             for said in sentences(text):
                 if len(plan.proposals) >= PLAN_MAX:
                     break
-                for finding, duration in findings_with_me_too(said, before, text):
-                    plan.add(message, finding, marker=marker, duration=duration)
+                if taken_back_before(said) != 0:
+                    plan.add_all(held)
+                held = [(message, finding, marker, duration) for finding, duration in findings_with_me_too(said, before, text)]
                 before = said
             if len(plan.proposals) >= PLAN_MAX:
                 plan.notes.append(f"over {PLAN_MAX} memories in this window: the rest of it was not read")
                 break
+        if len(plan.proposals) < PLAN_MAX:
+            plan.add_all(held)
         repeats: dict[int, tuple[int, ...]] = {}
         for node_id, sources in plan.repeats:
             repeats[node_id] = tuple(dict.fromkeys([*repeats.get(node_id, ()), *sources]))

@@ -240,7 +240,9 @@ class Language:
     passing state with how long it lasts; SUPPOSITION, what makes a statement a supposition
     instead of a fact (Supposition); ME_TOO, a sentence with each clause that says "me too"
     written out as the clause before it said of the user (我老公不吃香菜，我也是 → 我老公不吃香菜,我也
-    不吃香菜)."""
+    不吃香菜); RETRACTION, a clause that takes back what was just said (开玩笑的, just kidding),
+    searched in each clause: it matches at the clause's start (after an interjection) or ends
+    it, and its start is where the taking back stands (memory.capture.reading.retracted_before)."""
 
     code: str
     rules: tuple[Rule, ...]
@@ -249,6 +251,7 @@ class Language:
     temporal: tuple[tuple[re.Pattern[str], timedelta], ...] = field(default=())
     supposition: "Supposition | None" = None
     me_too: Callable[[str], str] | None = None
+    retraction: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -437,4 +437,13 @@ LANGUAGE = Language(
         apart=re.compile(r"\b(?:but(?! also)|although|though|anyway|by the way|btw)\b", re.IGNORECASE),
     ),
     me_too=me_too,
+    # "I hate cilantro, just kidding", "I'm allergic to peanuts. JK!", "Just kidding, I love it",
+    # "I'm vegan... not really": what was just said is taken back. Not "kidding aside", "I'm not
+    # kidding", "You're kidding", nor "not really" before more words ("Not really a fan of sour
+    # either" says something of its own).
+    retraction=re.compile(
+        r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
+        r"(?:kidding|joking)\b(?!\s+(?:aside|apart|about|around))|^\s*(?:j/k|jk|psych)\b|^\s*not really[\s!.…]*$"
+        r"|\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)[\s!.…]*$"
+        r"|\b(?:jk|j/k)[\s!.…]*$", re.IGNORECASE),
 )

@@ -1,0 +1,83 @@
+"""What the user takes back is no memory (R-EXTRACT): 我不吃香菜，开玩笑的 and "I hate cilantro.
+Just kidding" stored an avoided ingredient; only the rules about the user's home, work and
+name read jokes before. Every rule now reads them (Language.retraction, reading.taken_back_before)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory.capture.base import ExtractionContext, MessageView
+from memory.capture.rules import RuleExtractor
+from tests.memory.capture.test_rules import extract
+
+
+def said(operations: list[dict]) -> list[tuple]:
+    return [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in operations]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # taken back in its own sentence: every rule, both languages
+    ("我不吃香菜，开玩笑的", []),
+    ("我对花生过敏，骗你的", []),
+    ("我喜欢吃火锅，假的", []),
+    ("我是素食者，开玩笑的", []),
+    ("我不吃香菜，才怪", []),
+    ("哈哈，我不吃辣，逗你玩呢", []),
+    ("我不吃猪肉，我跟你开玩笑的", []),
+    ("记住我不吃香菜，开玩笑的", []),
+    ("I hate cilantro, just kidding", []),
+    ("I'm allergic to peanuts, jk", []),
+    ("I'm allergic to shellfish haha jk", []),
+    ("I hate cilantro lol just kidding", []),
+    ("Remember that I'm vegan, just kidding", []),
+    # ...by the sentence after it, when that one opens with the taking back
+    ("我不吃香菜。开玩笑的。", []),
+    ("我对花生过敏。骗你的！", []),
+    ("I don't eat pork. Kidding!", []),
+    ("I'm vegan. Not really.", []),
+    ("I'm allergic to peanuts. Haha, no, just kidding.", []),
+    # what is said after the taking back stands
+    ("我不吃辣，哈哈，开玩笑的，其实我超爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("我住在杭州，开玩笑的，我住在成都", [("home", {"lives": "成都"})]),
+    ("I hate cilantro. Just kidding, I love garlic", [("preferred_ingredient", "garlic")]),
+    # only the sentence it ends or the one before it
+    ("我对花生过敏。我不吃香菜，开玩笑的", [("allergy", "花生")]),
+    # no taking back: an assurance, disbelief, a laugh, talk about jokes
+    ("我对花生过敏，我不是开玩笑的", [("allergy", "花生")]),
+    ("我不吃香菜，骗你是小狗", [("avoid_ingredient", "香菜")]),
+    ("我不吃香菜，你别开玩笑了", [("avoid_ingredient", "香菜")]),
+    ("我对花生过敏，开玩笑吧？", [("allergy", "花生")]),
+    ("I'm allergic to peanuts, I'm not kidding", [("allergy", "peanuts")]),
+    ("I'm not joking, I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("I'm allergic to peanuts. No, I'm not kidding.", [("allergy", "peanuts")]),
+    ("You're kidding! I'm vegan", [("dietary_restriction", "vegan")]),
+    ("I'm vegan lol", [("dietary_restriction", "vegan")]),
+    ("I hate cilantro. Kidding aside, I'm allergic to shellfish",
+     [("avoid_ingredient", "cilantro"), ("allergy", "shellfish")]),
+    ("Joking about it helps. I'm vegan", [("dietary_restriction", "vegan")]),
+    ("I don't like spicy food. Not really a fan of sour either", [("flavor_profile", {"spicy": "none"})]),
+])
+def test_what_the_user_takes_back_is_no_memory(text, expected):
+    assert said(extract(text)) == expected
+
+
+def conversation(*turns: tuple[str, str]) -> list[dict]:
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    messages = tuple(MessageView(id=100 + index, role=role, content=text, created_at=now)
+                     for index, (role, text) in enumerate(turns))
+    return RuleExtractor().extract(ExtractionContext(messages=messages, existing=(), workspace_id="", user_id="u1",
+                                                     session_id="s1", now=now)).operations
+
+
+def test_the_users_next_message_takes_back_the_last_statement_when_no_one_spoke_between():
+    assert conversation(("user", "我对花生过敏"), ("user", "开玩笑的")) == []
+    assert said(conversation(("user", "I hate cilantro"), ("user", "Just kidding, I love garlic"))) == [
+        ("preferred_ingredient", "garlic")]
+    # the assistant spoke between: "No, not really" answers it, and takes back nothing
+    assert said(conversation(("user", "I'm allergic to peanuts"), ("assistant", "Do you like spicy food?"),
+                             ("user", "No, not really."))) == [("allergy", "peanuts")]
+    # a statement held for the next sentence is kept when the window ends
+    assert said(conversation(("user", "我对花生过敏"))) == [("allergy", "花生")]
+    # ...and keeps its source message and explicit marker
+    [operation] = conversation(("user", "记住，我对花生过敏"), ("user", "嗯"))
+    assert operation["node"]["source_message_ids"] == [100] and operation["explicit_user_intent"] is True
