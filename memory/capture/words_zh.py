@@ -119,7 +119,7 @@ _SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁
 _NOT_NAMES = ("于是|马上|高度|方才|白天|白色|夏天|夏季|夏日|周末|周[一二三四五六日天]|黄昏|黄梅|陈年|高温|雷雨|任何|龙年"
               "|钱包|孔雀|冯|高中|许多|许久|林间|何时|罗马|程度|苏醒|韩国|曾经|田里|汤里|严重|戴上|贺年|顾客|邵|熊猫")
 _SAYING = (r"(?:对了|嗯|哦|啊|其实|另外|还有|而且|但是|不过|可是|因为|所以|然后|顺便说一下|顺便说一句|顺便提一下"
-           r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道)")
+           r"|记住|请记住|记一下|告诉你|你知道吗|我?听说|我?发现|我知道|如果|假如|要是|万一|假设|就算|即使)")
 # Names from other languages are written with a small set of characters (安娜, 大卫, 凯文, 克里斯, 艾薇儿):
 # two to five of them make a name, but for the few words of those characters alone (哈哈, 大约). A
 # doubled character of a given name is a pet name (莉莉, 乐乐, 多多); other doubled characters are
@@ -136,16 +136,23 @@ _PET_NAME = "莉丽乐婷欢贝豆多牛球糖果朵甜晶静芳亮冬东毛妞�
 NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer is a lead-in of the user's
 
 
-# Latin words that are no name before Chinese (OK我住在杭州, btw不吃香菜, emmm, hhh)
+# Latin words that are no name before Chinese (OK我住在杭州, btw不吃香菜, emmm, hhh, Actually不吃香菜)
 _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|he(?:he)+|yes|yeah|yep|wow|oh|ah|well|so|and"
-                    r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?)(?![A-Za-z])")
+                    r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?|actually|basically|honestly|seriously|really"
+                    r"|personally|generally|usually|normally|note|please|pls|plz|no|nope|nah|sure|fine|and|or|then"
+                    r"|now|today|tonight|tomorrow|yesterday|maybe|still|just|even|again|m+|um+|uh+|er+|eh|aha|omg|yup|yea"
+                    r"|ya|thx|ty|gosh|damn|dang|jeez|hah|xd|oops|alright|imo|imho|dear|bro|sis|dude|man|guys|bruh|babe"
+                    r"|honey|k+|ok+)(?![A-Za-z])")
+# People in general (大家都不吃香菜, 很多人对花生过敏): no one the user is, whatever the thesaurus says.
+PEOPLE = "大家|大伙儿?|所有人|每个人|人人|很多人|好多人|有些人|有的人|许多人|不少人|一般人|普通人"
 
 
-def named(tag: str, *, spoken_to: bool = True, latin: bool = True) -> str:
-    """Someone named (the group `tag` reads a doubled character; a Latin word when `latin`), or
-    spoken to (你, 您) when `spoken_to`."""
-    return (rf"(?:{'你|您|' if spoken_to else ''}大家|所有人|很多人|好多人|有些人|有的人"
-            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "") +
+def named(tag: str, *, spoken_to: bool = True, latin: bool = True, capitalised: bool = False) -> str:
+    """Someone named (the group `tag` reads a doubled character; a Latin word when `latin`, only
+    a capitalised one (Tom, Anna) when `capitalised`), or spoken to (你, 您) when `spoken_to`."""
+    return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}"
+            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "")
+            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Z][a-z]{{1,15}}(?:\s[A-Z][a-z]{{1,15}})?\s?" if capitalised else "") +
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
             rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}](?:(?!我)[{HAN}]){{1,2}}?"
             rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")
@@ -159,14 +166,15 @@ NAMED = re.compile(
     rf"{_SAYING}?(?:{named('said')}(?:说|讲|告诉我|提到))?(?:我们家的?|我家的?)?{named('one')}"
     rf"(?:(?:和|跟|与|还有|、){named('more')})*{_AFTER_NAME}")
 _NAMED_DOING = re.compile(
-    rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False, latin=False)}"
-    rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False, latin=False)})*)"
+    rf"(?:{_SAYING}\s*)?(?P<who>(?:我们家的?|我家的?)?{named('one', spoken_to=False, latin=False, capitalised=True)}"
+    rf"(?:(?:和|跟|与|还有|、){named('more', spoken_to=False, latin=False, capitalised=True)})*)"
     rf"{_AFTER_NAME}")
 # What only a person does (不吃, 爱吃, 喜欢, 住在, 是…); a request for a dish is the user's whoever
 # it names (小份不要香菜, 黄焖鸡别放辣, Note: 不要香菜).
 _PERSON_DOES = re.compile(r"(?:不|也|都|一直|从来|从不|还)*(?:吃|喝|爱|喜欢|讨厌|能|住|是|在|对|会)")
 
 
+_DOES_LAST = re.compile(r"(?:不|也|都|一直|从来|从不|还)*(?:吃|喝|爱|喜欢|讨厌|能)+$")
 _DISH_ENDINGS = tuple("餐式鸡锅饭面粉汤粥饼菜料份碗底堡包")  # 韩餐不吃辣, 黄焖鸡: no one's name
 
 
@@ -175,13 +183,20 @@ def names_someone(before: str, statement: str) -> bool:
     names someone else who does it (王小明不吃香菜, 安娜爱吃辣, 张伟住在杭州): a name (NAMED, but not
     the one spoken to, 你别放香菜, nor a Latin word, OK我住在杭州) that is no word the thesaurus knows
     and no food (何况, 黄瓜), before what only a person does (_PERSON_DOES)."""
-    if not _PERSON_DOES.match(statement):
+    doing = _DOES_LAST.search(before)  # a rule's match may start after the verb (大家都爱吃|辣, 大家都爱|吃辣)
+    if doing is not None:
+        before = before[: doing.start()]
+    elif not _PERSON_DOES.match(statement):
         return False
     found = _NAMED_DOING.fullmatch(before.strip())
     if found is None:
         return False
-    who = found["who"]
-    if is_food(who) or who.endswith(_DISH_ENDINGS):
+    who = found["who"].strip()
+    if re.fullmatch(PEOPLE, who):
+        return True
+    if re.fullmatch(rf"(?:我们家的?|我家的?)(?:{PEOPLE})", who):
+        return False  # 我们家大家都爱吃辣: the user is one of them
+    if is_food(who.lower()) or who.endswith(_DISH_ENDINGS):
         return False
     model = thesaurus()
     return model is None or normalize(who) not in model.concepts

@@ -1,0 +1,67 @@
+"""Statements about other people are not the user's, and a time after an item is no part of it
+(R-EXTRACT). Each case below was stored wrong before: 大家都不吃香菜 and Tom不吃鸡肉 as the user's
+tastes, 要是陈静对葱过敏 as the user's allergy, "allergic to beef at the moment" as an allergy to
+"beef at the moment"."""
+
+import pytest
+
+from tests.memory.capture.test_rules import extract
+
+
+def said(text: str) -> list[tuple]:
+    return [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # people in general, whatever the thesaurus knows of 大家
+    ("大家都不吃香菜", []),
+    ("大家都爱吃辣", []),
+    ("所有人都对花生过敏", []),
+    ("每个人都喜欢吃火锅", []),
+    # ...but the user's family together, or "we", is the user too
+    ("我们家大家都爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("我们都爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    # a name before the verb a flavour's match starts after (爱吃|辣)
+    ("小明爱吃辣", []),
+    ("王小明不爱吃辣", []),
+    ("我爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("其实我挺爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    ("平时都爱吃辣", [("flavor_profile", {"spicy": "high"})]),
+    # a capitalised Latin name before Chinese
+    ("Tom不吃鸡肉", []),
+    ("Tom 不吃鸡肉", []),
+    ("Lisa爱吃辣", []),
+    ("Mary Jane不吃香菜", []),
+    ("David是医生", []),
+    ("Tom住在北京", []),
+    # ...not an opener, an interjection, a form of address, nor a food
+    ("Actually不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("Mm不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("Bro不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("Hi 不吃香菜哦", [("avoid_ingredient", "香菜")]),
+    ("Btw我不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("Ps: 不要香菜", [("avoid_ingredient", "香菜")]),
+    ("OK我住在杭州", [("home", {"lives": "杭州"})]),
+    # a name after a supposition's opener
+    ("要是陈静对葱过敏", []),
+    ("如果小明不吃香菜", []),
+])
+def test_other_people_are_not_the_user(text, expected):
+    assert said(text) == expected
+
+
+@pytest.mark.parametrize(("text", "item"), [
+    ("I'm allergic to beef at the moment", "beef"),
+    ("I'm allergic to cats these days", "cats"),
+    ("I am allergic to nuts right now, so no pesto", "nuts"),
+    ("I'm allergic to penicillin now", "penicillin"),
+])
+def test_a_time_after_an_english_item_is_how_long_not_what(text, item):
+    [operation] = extract(text)
+    assert operation["node"]["value_json"] == item
+
+
+def test_a_time_that_passes_still_expires():
+    [operation] = extract("I'm allergic to beef at the moment")
+    assert operation["node"]["title"] == "(for now) User is allergic to beef"
+    assert operation["node"]["expires_at"] is not None
