@@ -32,7 +32,7 @@ OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|vet|teacher|professor|lec
 
 # An occupation of the list with up to two words before it ("software engineer"), whole.
 JOB = (rf"(?P<item>(?:(?!{_NOT_A_JOB})[a-z]+\s+){{0,2}}?(?:{OCCUPATIONS}))"
-        r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[,.;:!?)\"]|\s*$)")
+        r"(?=\s+(?:and|at|in|for|with|from|since|by|but|so|now)\b|\s*[^\w\s'&/-]|\s*$)")
 
 
 # The same, before " at" the place where it is done ("a nurse practitioner at Kaiser"); a student's

@@ -369,10 +369,15 @@ LANGUAGE = Language(
         # too; not after a hedge about the saying (如果我没看错, 如果我之前没说过) nor when the user eats.
         # (a change or a state of the user's: 怀孕, 是素食者, 搬去成都, 吃素; not what they do: 点外卖, 聚餐)
         # (also another's: 如果我老公吃素，我也吃素 supposes what the user would do)
-        condition=re.compile(rf"(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*"
-                             rf"(?:我们|我|咱们|咱|俺|你|您|他们|她们|他|她|(?:我的?|我家的?)?(?:{OTHERS.pattern})){_TIME_OR_ADVERB}*"
+        # (the user may stand before the opener, 我要是怀孕了，就…, or go unsaid, 要是怀孕了，我就…: then
+        # only what befalls a person counts, not 如果是周末 nor 如果不吃)
+        condition=re.compile(rf"(?:(?:我们|我|咱们|咱|俺){_TIME_OR_ADVERB}*)?(?:{_SUPPOSE_OPENS}){_TIME_OR_ADVERB}*"
+                             rf"(?:(?:我们|我|咱们|咱|俺|你|您|他们|她们|他|她|(?:我的?|我家的?)?(?:{OTHERS.pattern}))"
+                             rf"{_TIME_OR_ADVERB}*"
                              r"(?:怀孕|怀上|是(?!在)|成了|成为|变成|当上|当了|得了|患了|生病|病了|感冒|发烧|搬|移民|出国|有了|开始"
-                             r"|戒|吃素|不吃|不喝|老了|胖|瘦|过敏|确诊|生了|结婚|离婚|退休|失业|辞职|被诊断|不能|没法|不可以|长大)"),
+                             r"|戒|吃素|不吃|不喝|老了|胖|瘦|过敏|确诊|生了|结婚|离婚|退休|失业|辞职|被诊断|不能|没法|不可以|长大)"
+                             r"|(?:怀孕|怀上|得了|患了|生病|病了|感冒|发烧|搬|移民|出国|戒|吃素|老了|胖|瘦|过敏|确诊|结婚|离婚|退休"
+                             r"|失业|辞职|被诊断))"),
         hedge=re.compile(r"错|混|实话|老实|坦白|说|讲|提|告诉|表达|写|忘|印象|记|啰嗦|清楚|问题"
                          r"|碰|摸|沾|接触|闻|点|外卖|聚餐"),
         then=re.compile(r"那么|那|就|便"),

@@ -35,19 +35,20 @@ FLAVOR_CUE = re.compile(r"\b(?:like|love|prefer|want|keep it|make it|go for|plea
 
 # Tags after a statement, which end an item ("I don't eat pork ok", "allergic to shellfish haha").
 # (lower-case, "right" only asking and "lol" only last: "Yeah Yeah Yeahs", "I like turning right", "playing LoL").
-TAGS = r"(?-i:anyway|anyways|ok|okay|right(?=\s*\?)|lol(?=\W*$)|haha|yeah|tbh|honestly|btw|you know)"
+TAGS = (r"(?-i:anyway|anyways|ok|okay|right(?=\s*\?)|lol(?=\W*$)|lmao(?=\W*$)|rofl(?=\W*$)|ha(?:ha)+|he(?:he)+|yeah|tbh"
+        r"|honestly|btw|you know)")
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
 END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
-       rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[,.;:!?)\"]|\s*$)")
+       rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[^\w\s'&/-]|\s*$)")
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
-            r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[,.;:!?)\"]|\s*$)")
+            r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[^\w\s'&/-]|\s*$)")
 # A stricter end for things that must stay whole ("animals with fur"); a condition may follow
 # ("I'm allergic to shellfish if that helps", "…in case you cook"), or a time ("allergic to beef at
 # the moment": the time says how long it lasts, Language.temporal).
 END_WHOLE = (rf"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless|at the moment|for now|right now"
              rf"|for the time being|these days|lately|currently|nowadays|now|today|tonight|this week|{TAGS})\b"
-             rf"|\s*[,.;:!?)\"]|\s*$)")
+             rf"|\s*[^\w\s'&/-]|\s*$)")
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
 POINTING = set(
     """i me my mine you your yours it its that this these those them they their theirs he him his she her hers we us our

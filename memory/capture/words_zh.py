@@ -39,7 +39,7 @@ HEAD = re.compile(r"^(?:我觉得|我想|其实|不过|但是|现在|以后|今�
 # …and a tag after a statement (我不吃香菜好不好, 对吧): the statement stays, the tag is no part of the item.
 # (not the 对 of 派对, 绝对: 我喜欢派对吧 is 派对; 行吧 is left alone, as 旅行吧, 自由行吧 are places and trips).
 TAIL = re.compile(r"(?:好不好|行不行|(?<![派绝相反配一面针应核不])对吧|对不对|是吧|(?<![爱友美良只最正刚还])好吧|的说"
-                  r"|之类的?|什么的|这种东西|这类东西|的东西|的菜谱|的菜|了|的|啊|呀|吧|哦|呢|哈|嘛|啦|噢|哟|类)+$")
+                  r"|之类的?|什么的|这种东西|这类东西|的东西|的菜谱|的菜|了|的|啊|呀|吧|哦|呢|哈|嘛|啦|噢|哟|类|呗|嘿|嘻|呵)+$")
 NOT_ITEMS = set("东西 饭 早饭 早餐 午饭 午餐 晚饭 晚餐 夜宵 零食 什么 太多 太少 很多 多 少 一点 人 事 话 这些 那些 时间 钱"
                 .split())
 PRONOUN = re.compile(r"[你我他她它这那哪谁啥]|什么|怎么")

@@ -476,6 +476,12 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     # a run of spaces or tabs after an opener (one way to read each: this took hours with \s+ inside *)
     ("if" + " " * 30 + "x I'm vegan", [("dietary_restriction", "vegan")]),
     ("Not sure if" + "\t" * 30 + "this matters I'm vegan", [("dietary_restriction", "vegan")]),
+    # the user before the opener, or left unsaid; only what befalls a person then (如果是周末 is no state)
+    ("要是怀孕了，我就不能吃生鱼片", []),
+    ("我要是怀孕了，就不能吃生鱼片", []),
+    ("我如果感冒了，就不吃辣", []),
+    ("万一过敏了，我就不吃了", []),
+    ("如果我们点外卖，我就不要葱", [("avoid_ingredient", "葱")]),
     ("也" * 4000, []),  # 香菜也也…可以接受: a run of 也 was read once per start (3 s)
     (("a" + " " * 250 + "b. ") * 15, []),  # "…, me too" looked for over every run of spaces
 ])
@@ -496,6 +502,15 @@ def test_a_supposition_is_no_fact(text, expected):
     ("I don't eat cilantro right now", [("avoid_ingredient", "cilantro")]),
     ("I'm allergic to shellfish haha", [("allergy", "shellfish")]),
     ("I'm allergic to peanuts lol", [("allergy", "peanuts")]),
+    ("I'm allergic to shellfish hahaha", [("allergy", "shellfish")]),
+    ("I don't eat pork lmao", [("avoid_ingredient", "pork")]),
+    ("我不吃香菜嘿嘿", [("avoid_ingredient", "香菜")]),
+    ("我不吃香菜呵呵", [("avoid_ingredient", "香菜")]),
+    # ...and an emoji or a symbol ends an item as a mark does (the statement was lost)
+    ("I hate cilantro 😂", [("avoid_ingredient", "cilantro")]),
+    ("I'm allergic to peanuts 🥜!", [("allergy", "peanuts")]),
+    ("I hate cilantro :)", [("avoid_ingredient", "cilantro")]),
+    ("I'm a nurse 😊", [("occupation", {"job": "nurse"})]),
     # ...but the word that ends a real item stays
     ("我喜欢派对吧", [(None, "派对")]),
     ("我最喜欢旅行吧", [(None, "旅行")]),
