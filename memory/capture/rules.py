@@ -8,7 +8,8 @@ every statement, the same way in both languages:
 
 - explicit intent: the message has a lasting-intent word (记住, 以后, 别再, 帮我记一下,
   remember, from now on, don't ever recommend …) → explicit_user_intent true;
-- scope: a decision or a task → the workspace (the session when there is none); a passing
+- scope: a decision or a task → the workspace (the session when there is none), but a task
+  of the user's own (remind me to, 我需要) is the user's like any statement; a passing
   state (今天, today, a health condition) → the session with expires_at; anything else about
   the user → the user when explicit, else the session (inferred, never user memory);
 - supersede: a statement that replaces an active memory (可以接受一点香菜 after 不吃香菜, a
@@ -189,7 +190,7 @@ class _Plan:
         else:
             scope, where = SESSION, "stated without asking to remember it: kept in the session"
         title = finding.title
-        if temporary and spec.temporary is None and not spec.project:
+        if temporary and spec.temporary is None and spec.type != "task" and not spec.project:
             title = _TEMPORARY_PREFIX[finding.lang] + title
         return _Proposal(
             finding=finding, scope=scope, type=spec.temporary_type if temporary and spec.temporary_type else spec.type,

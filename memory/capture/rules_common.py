@@ -67,6 +67,9 @@ KINDS: dict[str, Kind] = {
     "note": Kind("fact", confidence=0.9, importance=0.7),
     "decision": Kind("decision", confidence=0.85, importance=0.7, project=True),
     "task": Kind("task", confidence=0.8, importance=0.6, project=True),
+    # The user's own (remind me to, I need to, 提醒我, 我需要): theirs, not the workspace's, where
+    # every other user of it would be told (seed: session for current tasks; the user's when asked).
+    "own_task": Kind("task", confidence=0.8, importance=0.6),
     "task_done": Kind("task", confidence=0.8, importance=0.5, project=True),
     "correction": Kind("correction", confidence=0.9, importance=0.8),
 }

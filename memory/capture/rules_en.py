@@ -183,11 +183,19 @@ _ABSTRACT = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find 
                        r"|get over|move on|take care|go|get going|run|leave|talk|say|tell|know|see|admit)\b", re.IGNORECASE)
 
 
+# "Don't remind me to go to the gym", "No need to remind me to call mom"
+_NOT_REMINDED = re.compile(r"\b(?:don'?t|do not|never|no need to|not|stop|no longer)(?:\s+(?:ever|again|need to))?\s*$",
+                           re.IGNORECASE)
+
+
 def _task(match: re.Match[str], message: str) -> list[Finding]:
     text = _text(match, longest=10)
-    if not text or _ABSTRACT.match(text) or POINTING & set(text.lower().split()) - {"my", "our"}:
+    if (not text or _ABSTRACT.match(text) or POINTING & set(text.lower().split()) - {"my", "our"}
+            or _NOT_REMINDED.search(match.string, 0, match.start())):
         return []
-    return [say("task", text, value={"task": text, "status": "open"}, entities=[])]
+    finding = say("task", text, value={"task": text, "status": "open"}, entities=[])
+    listed = re.match(r"\s*(?:todo|to-do|to do)\b", match.group(0), re.IGNORECASE)
+    return [finding if listed else replace(finding, kind="own_task")]
 
 
 _DETERMINER = re.compile(r"^(?:the|a|an|my|our|this|that|these|those)\s+", re.IGNORECASE)

@@ -150,12 +150,29 @@ def test_a_decision_belongs_to_the_workspace_or_else_the_session():
 @pytest.mark.parametrize("text,task", [
     ("TODO: write the report", "write the report"),
     ("待办：写周报", "写周报"),
-    ("I need to buy milk", "buy milk"),
-    ("提醒我交电费", "交电费"),
 ])
 def test_tasks_are_open_tasks_of_the_workspace(text, task):
     [operation] = extract(text, workspace_id="home")
     assert brief(operation) == ("create", "workspace", "task", None, {"task": task, "status": "open"}, False, [100])
+
+
+# A newcomer's "Remember: I need to call my doctor about my test results" became a workspace task,
+# injected into every other user's context of that workspace: the user's own tasks are theirs.
+@pytest.mark.parametrize("text,task,scope,explicit", [
+    ("I need to buy milk", "buy milk", "session", False),
+    ("提醒我交电费", "交电费", "session", False),
+    ("Remember: I need to call my doctor about my test results", "call my doctor about my test results", "user", True),
+    ("记住，提醒我交电费", "交电费", "user", True),
+])
+def test_the_users_own_tasks_are_theirs_not_the_workspaces(text, task, scope, explicit):
+    [operation] = extract(text, workspace_id="home")
+    assert brief(operation) == ("create", scope, "task", None, {"task": task, "status": "open"}, explicit, [100])
+
+
+@pytest.mark.parametrize("text", ["以后都别提醒我去健身房了", "不用提醒我交电费", "Don't remind me to go to the gym",
+                                  "No need to remind me to call mom"])
+def test_asking_not_to_be_reminded_is_no_task(text):
+    assert [operation["node"]["type"] for operation in extract(text)] != ["task"]
 
 
 def test_a_task_said_done_supersedes_the_open_task():
