@@ -110,6 +110,20 @@ def said_of_the_user_too(sentence: str, before: str = "") -> tuple[str, str]:
 
 # What may stand before a retraction that opens a sentence (哈哈，开玩笑的; "No, just kidding").
 _LAUGHTER = re.compile(r"(?:[\W哈呵嘿嘻哎啊嗯哦噢]|\b(?:ha(?:ha)+|lol|lmao|hehe|oops|ok|okay|sorry|nah|no)\b)*", re.IGNORECASE)
+DENIALS = tuple((language.denial, language.supposition.apart) for language in LANGUAGES
+                if language.denial is not None and language.supposition is not None)
+
+
+def _denied(sentence: str, start: int) -> bool:
+    """Whether the statement at `start` is one the user denies saying, right before it in its
+    clause (我从来没说过我爱吃寿司, "I never said I love sushi"; not "I never said it before but
+    I'm allergic to peanuts": Supposition.apart stands between)."""
+    clause_start = sentence.rfind(",", 0, start) + 1
+    for denial, apart in DENIALS:
+        last = max(denial.finditer(sentence, clause_start, start), key=lambda found: found.end(), default=None)
+        if last is not None and not apart.search(sentence, last.end(), start):
+            return True
+    return False
 RETRACTIONS = tuple(language.retraction for language in LANGUAGES if language.retraction is not None)
 
 
@@ -153,7 +167,7 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
-    the rule, nor taken back (taken_back_before). Only the matches starting between `since` and
+    the rule, nor denied (Language.denial), nor taken back (taken_back_before). Only the matches starting between `since` and
     `until` are kept (the words a "me too" wrote out)."""
     until = len(sentence) if until is None else until
     since = max(since, taken_back_before(sentence))
@@ -180,6 +194,8 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int
                         if readers[id(rule.subjects)](start, end):
                             continue
                     if any(supposition.governs(sentence, start, end) for supposition in SUPPOSITIONS):
+                        continue
+                    if _denied(sentence, start):
                         continue
                     if rule.quoted and _asks_or_supposes(match["x"], sentence, end):
                         continue

@@ -446,12 +446,17 @@ LANGUAGE = Language(
     ),
     me_too=me_too,
     # "I hate cilantro, just kidding", "I'm allergic to peanuts. JK!", "Just kidding, I love it",
-    # "I'm vegan... not really": what was just said is taken back. Not "kidding aside", "I'm not
+    # "I'm vegan... not really", "…, but that's wrong": what was just said is taken back. Not "kidding aside", "I'm not
     # kidding", "You're kidding", nor "not really" before more words ("Not really a fan of sour
     # either" says something of its own).
+    denial=re.compile(r"\b(?:never\s+(?:ever\s+)?(?:said|told you|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|tell you"
+                      r"|claim)|who said|when did I (?:say|tell you))\b", re.IGNORECASE),
     retraction=re.compile(
         r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
         r"(?:kidding|joking)\b(?!\s+(?:aside|apart|about|around))|^\s*(?:j/k|jk|psych)\b|^\s*not really[\s!.…]*$"
         r"|\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)[\s!.…]*$"
-        r"|\b(?:jk|j/k)[\s!.…]*$", re.IGNORECASE),
+        r"|\b(?:jk|j/k)[\s!.…]*$"
+        # (a denial of what was just said: "My boss said I'm allergic to shellfish, but that's wrong")
+        r"|^\s*(?:but\s+|and\s+)?(?:that'?s|that is|which is|it'?s|it is|this is)\s+(?:not true|untrue|wrong|false|a lie"
+        r"|not right|incorrect|not the case)[\s!.…]*$|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE),
 )

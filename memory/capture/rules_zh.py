@@ -64,13 +64,17 @@ def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
     if (negation.said_before(negation.PAST, before) or negation.negated(before) or before.endswith(negation.DOUBLE)
             or amount or unsure):
         return []  # (negated: 我受不了不吃辣, 我不是不吃香菜; unsure: 我一天不吃辣就难受)
-    return [say("avoid", item) for item in items(match["item"])]
+    found = items(match["item"])
+    if found in (["荤"], ["荤菜"], ["荤的"]):
+        return [say("diet", "吃素", value="素食")]  # 我不吃荤: a vegetarian
+    # 我不吃素: no vegetarian, nothing to avoid (素 was stored as an ingredient: "avoid vegetables")
+    return [say("avoid", item) for item in found if item not in ("素", "素的", "素食")]
 
 
 def _limit(match: re.Match[str], message: str) -> list[Finding]:
     """香菜现在可以接受一点，但不要太多 → limit_ingredient {ingredient, amount: 少量}."""
     item = clean(match["item"])
-    if not item or negation.negated(match.string[: match.end("item")]) or not (
+    if not item or item.startswith(("是说", "意思是", "就是")) or negation.negated(match.string[: match.end("item")]) or not (
             is_food(item) or COOKING_WORDS.search(message)):
         return []  # 不可以放一点: the item group took the negation
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
@@ -391,11 +395,14 @@ LANGUAGE = Language(
         apart=re.compile(r"(?:但是|不过|可是)(?!也|还)|反正|对了|顺便"),
     ),
     me_too=me_too,
-    # 我不吃香菜，开玩笑的 / 我对花生过敏，骗你的 / 我喜欢吃火锅，假的 / 哈哈逗你玩呢: what was just said is
-    # taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
+    # 我不吃香菜，开玩笑的 / 我对花生过敏，骗你的 / 我喜欢吃火锅，假的 / 哈哈逗你玩呢 / 其实不是: what was
+    # just said is taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
     # nor a statement about jokes (我不喜欢开玩笑).
+    denial=re.compile(r"没(?:有)?(?:说过|讲过|提过)|从没(?:说|讲|提)|不是说|哪里说过|什么时候说过"),
     retraction=re.compile(
         r"^\s*(?:[哈呵嘿嘻哎啊嗯哦噢]{1,6}\s*)*(?:我|我是|我在|我是在|只是|就是)?(?:跟你|和你|同你)?"
         r"(?:开(?:个|了个)?玩笑|逗你玩?|骗你|说着玩|闹着玩|假的|才怪|不是真的)(?:的|呢|啦|哈|嘛|哒|而已)*[\s!~.…。]*$"
+        # (a denial of what was just said: 我同事说我对海鲜过敏，其实不是)
+        r"|^\s*(?:但是?|可是|不过)?(?:其实|实际上|事实上)?(?:并)?(?:不是|才不是|没有|不对|错了)(?:的|啦|呢|这样)?[\s!~.…。]*$"
         r"|(?<!没)(?<!不是)(?<!不)(?<!别)(?:开(?:个|了个)?玩笑|逗你玩?|骗你|说着玩|闹着玩)(?:的|呢|啦|哈|嘛|哒|而已)+[\s!~.…。]*$"),
 )

@@ -81,3 +81,32 @@ def test_the_users_next_message_takes_back_the_last_statement_when_no_one_spoke_
     # ...and keeps its source message and explicit marker
     [operation] = conversation(("user", "记住，我对花生过敏"), ("user", "嗯"))
     assert operation["node"]["source_message_ids"] == [100] and operation["explicit_user_intent"] is True
+
+
+# A newcomer's: a claim the user denies was kept as the user's allergy, a saying the user denies
+# as their taste, and 我不吃素 ("I'm not vegetarian") as "avoid 素" — "avoid vegetables".
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My boss said I'm allergic to shellfish, but that's wrong.", []),
+    ("我同事说我对海鲜过敏，其实不是。", []),
+    ("I'm allergic to peanuts. That's not true, I'm allergic to cashews.", [(None, "cashews")]),
+    ("I never said I love sushi, my friend does.", []),
+    ("I didn't say I hate cilantro", []),
+    ("我从来没说过我爱吃寿司，是我朋友爱吃。", []),
+    ("我不是说我不吃香菜，我是说少放点", []),
+    # ...not a denial of something else before it, nor a saying told
+    ("I never said it before but I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("我之前没提过，但我对花生过敏", [("allergy", "花生")]),
+    ("I told you I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("我跟你说过我对花生过敏", [("allergy", "花生")]),
+    ("My doctor said I'm allergic to penicillin", [(None, "penicillin")]),
+    ("I love spicy food, it's true", [("flavor_profile", {"spicy": "high"})]),
+    ("我住在杭州，不对，我住在成都", [("home", {"lives": "成都"})]),
+    # 素 is no ingredient; not eating 荤 is a vegetarian
+    ("我不吃素", []),
+    ("记住我老婆吃素，我不吃素。", [(None, "我老婆吃素,我不吃素")]),
+    ("我不吃荤", [("dietary_restriction", "素食")]),
+    ("我不吃素和香菜", [("avoid_ingredient", "香菜")]),
+    ("我不吃素菜", [("avoid_ingredient", "素菜")]),
+])
+def test_what_the_user_denies_is_no_memory(text, expected):
+    assert said(extract(text)) == expected
