@@ -329,6 +329,13 @@ def _absolute(match: re.Match) -> Period | None:
     return period
 
 
+def asks_for_a_recap(text: str) -> bool:
+    """Whether the last SCAN_CHARS characters of `text` ask for a recap of what was said and
+    nothing else ("What did we talk about?", 我们聊了什么？; _only_recap), whatever period they
+    name."""
+    return _only_recap(normalize(text[-SCAN_CHARS:]))
+
+
 def mentioned_periods(text: str, now: datetime | date | None = None,
                       zone: tzinfo | None = None) -> list[Period | DayRange]:
     """The periods the last SCAN_CHARS characters of `text` name, in order of appearance,

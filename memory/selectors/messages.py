@@ -26,6 +26,7 @@ from memory.search.text import (
 from memory.search.when import (
     DayRange,
     Period,
+    asks_for_a_recap,
     in_periods,
     mentioned_periods,
     period_spans,
@@ -122,6 +123,11 @@ def messages_search(
         return []
     now = now or timezone.now()
     periods = mentioned_periods(query_text, now=now, zone=zone)
+    if not periods and session is not None and asks_for_a_recap(query_text):
+        # "What did we talk about?" asks about this conversation, which its summary and recent
+        # window show; its words ("talk", 聊) only find greetings of other conversations, which
+        # took the summary's room (a newcomer's finding).
+        return []
     # A relative period's words ("yesterday", 昨天) date the question, not what was said: they
     # score the turns the other words find, and find none themselves.
     words_text, relative_words = without_relative_periods(query_text, now, zone) if periods else (query_text, [])

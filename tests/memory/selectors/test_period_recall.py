@@ -212,3 +212,23 @@ def test_a_question_that_only_mentions_today_keeps_the_older_turns_that_answer_i
                              ("I have to ask you something today. What about penicillin?", penicillin)):
         hits = search(principal, question, now=now, zone=UTC, limit=5)
         assert hits[0].message.pk == answer.pk and "said_then" not in {hit.why for hit in hits}, question
+
+
+def test_what_did_we_talk_about_is_this_conversation_not_other_greetings(principal):
+    """A newcomer's: "What did we talk about?" filled the budget with "Hey, long time no talk!"
+    from other conversations, and the conversation's own recent turns were dropped."""
+    for number in range(6):
+        said(principal, f"Hey Mel! Long time no talk, number {number}! What have you talked about lately?",
+             datetime(2025, 1, 1 + number, tzinfo=UTC), f"s-old-{number}")
+    turns = [said(principal, text, datetime(2025, 6, 11, 9, minute, tzinfo=UTC), "s-now")
+             for minute, text in enumerate(["We planned the pottery class for Saturday.",
+                                            "And we picked the blue glaze for the bowls."])]
+    here = Owner(workspace_id="home", user_id="mel", session_id="s-now")
+    for question in ("What did we talk about?", "我们聊了什么？", "Can you recap what we discussed?"):
+        context = context_build(principal=principal, request=ContextRequest(owner=here, query=question,
+                                                                                   budget={"max_chars": 400}))
+        assert [item for item in context.items if item.section == "earlier_messages"] == [], question
+        assert sorted(item.obj.pk for item in context.items if item.section == "recent_messages") == [turn.pk for turn in turns]
+    # ...a question with words of its own still finds the other conversations' turns
+    context = context_build(principal=principal, request=ContextRequest(owner=here, query="What did we talk about lately?"))
+    assert [item for item in context.items if item.section == "earlier_messages"] != []
