@@ -201,6 +201,42 @@ def node_search_tokens(node: Node) -> str:
     )
 
 
+def _changed_strings(old: Any, new: Any) -> list[tuple[str, str]]:
+    """(old, new) pairs of the strings a value change replaced: {"lives": "Munich"} →
+    {"lives": "Hamburg"} gives [("Munich", "Hamburg")]; a string for a string, field by field."""
+    if isinstance(old, str) and isinstance(new, str):
+        return [(old, new)] if len(old.strip()) >= 2 and old != new and new.strip() else []
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [pair for name in old.keys() & new.keys() for pair in _changed_strings(old[name], new[name])]
+    return []
+
+
+def _renamed(old: Node, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The inherited words that name the old value, said of the new one, for the fields the
+    successor does not give (R-STORE): a supersede of {"lives": "Munich"} by {"lives":
+    "Hamburg"} with a new title only kept the entity "Munich", so a search for Munich found the
+    Hamburg memory."""
+    if "value_json" not in overrides:
+        return {}
+    pairs = _changed_strings(old.value_json, overrides["value_json"])
+    if not pairs:
+        return {}
+    renamed: dict[str, Any] = {}
+    for name in ("entities", "tags"):
+        if name not in overrides:
+            words = list(getattr(old, name))
+            for before, after in pairs:
+                words = [after if word.casefold() == before.casefold() else word for word in words]
+            renamed[name] = list(dict.fromkeys(words))
+    for name in ("title", "content"):
+        if name not in overrides:
+            text = getattr(old, name)
+            for before, after in pairs:
+                text = re.sub(re.escape(before), lambda _, after=after: after, text, flags=re.IGNORECASE)
+            renamed[name] = text
+    return renamed
+
+
 def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str]) -> NodeInput:
     """A NodeInput for the successor of `old`: fields not in `overrides` are inherited, and the
     owner stays the same unless the scope changes (then it comes from the caller's `context`)."""
@@ -222,6 +258,8 @@ def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str
         "cardinality": "many" if old.key and old.slot else "one",
         "parent_id": old.parent_id,
     }
+    for name, said in _renamed(old, overrides).items():
+        inherited[name] = said
     inherited.update(overrides)
     if inherited["scope"] == old.scope:
         owner = {

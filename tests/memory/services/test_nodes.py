@@ -172,3 +172,32 @@ def test_invalid_fields_are_rejected_and_nothing_is_stored(principal, field, val
     with pytest.raises(InvalidInput):
         make_node(principal, **{**COOKING, field: value})
     assert Node.objects.count() == 0
+
+
+def test_a_successor_that_changes_the_value_renames_the_inherited_words_of_the_old_one(principal):
+    """A newcomer's supersede of {"lives": "Munich"} by {"lives": "Hamburg"} with a new title kept
+    the entity "Munich", so a search for Munich found the Hamburg memory (R-STORE)."""
+    from memory.services.proposals import Proposal, proposal_apply
+
+    old = make_node(principal, scope="user", user_id="u1", type="fact", key="home", value_json={"lives": "Munich"},
+                    title="User lives in Munich", content="The user lives in Munich.", entities=["Munich"],
+                    tags=["home", "munich"], explicit=True)
+    said = append(principal, "Remember, I moved: not Munich, Hamburg.", session_id="s1", user_id="u1")[0]
+    result = proposal_apply(principal=principal, proposal=Proposal(
+        operation="supersede", target_id=old.pk, user_id="u1", explicit_user_intent=True,
+        node={"value_json": {"lives": "Hamburg"}, "title": "User lives in Hamburg", "source_message_ids": [said.pk]}))
+    assert result.accepted, (result.reason, result.message)
+    new = result.node
+    assert (new.title, new.content, new.entities, new.tags) == (
+        "User lives in Hamburg", "The user lives in Hamburg.", ["Hamburg"], ["home", "Hamburg"])
+    hits = memory_query(principal=principal, query=MemoryQuery(owner=U1, query_text="Munich")).relevant
+    assert new.pk not in [node.pk for node in hits]
+    # words the successor gives are its own; a supersede that keeps the value changes nothing else
+    again = proposal_apply(principal=principal, proposal=Proposal(
+        operation="supersede", target_id=new.pk, user_id="u1", explicit_user_intent=True,
+        node={"value_json": {"lives": "Berlin"}, "entities": ["Berlin", "Germany"], "source_message_ids": [said.pk]})).node
+    assert (again.entities, again.tags, again.title) == (["Berlin", "Germany"], ["home", "Berlin"], "User lives in Berlin")
+    kept = proposal_apply(principal=principal, proposal=Proposal(
+        operation="supersede", target_id=again.pk, user_id="u1", explicit_user_intent=True,
+        node={"importance": 0.9, "source_message_ids": [said.pk]})).node
+    assert (kept.entities, kept.title) == (["Berlin", "Germany"], "User lives in Berlin")
