@@ -69,6 +69,9 @@ def test_every_n_messages_records_one_job_for_the_range(principal, settings):
     ("记住，我以后做饭不要香菜", "explicit"), ("From now on, no cilantro please", "explicit"),
     ("不是周二，是周四", "correction"), ("Actually I meant Thursday", "correction"),
     ("报告已完成了", "task"), ("I'm done with the report", "task"),
+    # a change of what held (a newcomer's move waited for the eighth message)
+    ("其实我不住杭州了，我搬到上海了", "correction"), ("I no longer eat meat", "correction"),
+    ("We moved to Lisbon last month", "correction"),
 ])
 def test_explicit_intent_corrections_and_task_changes_trigger_at_once(principal, text, trigger):
     message = append(principal, text, **CTX)[0]
