@@ -41,7 +41,7 @@ _GENERIC = re.compile(r"^(?:食物|东西|菜|饭|菜品|食品|零食|饮料)$"
 _CONTAINING = re.compile(r"^(?:含有|含|带有|带|加了|加|有)")
 _PAST = re.compile(r"以前|(?<!从)小时候(?!起)|过去|曾经|那时")
 _POSSESSED = re.compile(r"^(?:我们家的?|我家的?|我的|家里的?)")
-_NEGATED = re.compile(r"(?:不|没|没有|不会)$")
+_NEGATED = re.compile(r"(?:不|没|没有|不会)$|^我?(?:没有|没|并没有|从没|从来没有?)(?:任何|什么)?$")
 _ASKED_AFTER = re.compile(r"\s*(?:了)?(?:怎么办|呢|吗|\?|还能|该|能不能|会怎样|会怎么样)")
 
 
@@ -74,7 +74,7 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
     if said_with_dui and len(before) <= NAME_LONGEST and NAMED.fullmatch(before.strip(" :;!~")):
         return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
     if _NEGATED.search(item) or item in ("有", "我有") or _PAST.search(item):
-        return []  # 我不过敏, 我对花生不过敏, 我没有过敏; 我吃花生以前会过敏 (over)
+        return []  # 我不过敏, 我对花生不过敏, 我没有(任何)过敏, 我对什么都不过敏; 我吃花生以前会过敏 (over)
     if not said_with_dui and re.match(rf"^我?{_OPENER}|^{_OPENER}", item):
         # The supposition opens inside the match, where Supposition does not look: 如果我吃花生会过敏
         # 怎么办 is supposed; 如果我吃花生就会过敏 says the consequence, a fact.
