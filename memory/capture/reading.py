@@ -109,7 +109,8 @@ def said_of_the_user_too(sentence: str, before: str = "") -> tuple[str, str]:
 
 
 # What may stand before a retraction that opens a sentence (哈哈，开玩笑的; "No, just kidding").
-_LAUGHTER = re.compile(r"(?:[\W哈呵嘿嘻哎啊嗯哦噢]|\b(?:ha(?:ha)+|lol|lmao|hehe|oops|ok|okay|sorry|nah|no)\b)*", re.IGNORECASE)
+_LAUGHTER = re.compile(r"(?:[\W哈呵嘿嘻哎啊嗯哦噢]|好吧|好啦|算了"
+                       r"|\b(?:ha(?:ha)+|lol|lmao|hehe|oops|ok|okay|sorry|nah|no|well)\b)*", re.IGNORECASE)
 DENIALS = tuple((language.denial, language.supposition.apart) for language in LANGUAGES
                 if language.denial is not None and language.supposition is not None)
 

@@ -145,6 +145,7 @@ def _title_names(finding: Finding, node: NodeView) -> bool:
             and node.domain == COOKING and bool(node.key) and finding.old.casefold() in node.title.casefold())
 
 
+_WORDS = re.compile(r"\w")
 # A finding with its message, the message's explicit marker and how long its state lasts.
 _Said = tuple[MessageView, Finding, str, timedelta | None]
 
@@ -341,6 +342,8 @@ class RuleExtractor:
             for said in sentences(text):
                 if len(plan.proposals) >= PLAN_MAX:
                     break
+                if not _WORDS.search(said):
+                    continue  # 我对花生过敏！！！开玩笑的: a mark alone is no sentence that keeps what is held
                 if taken_back_before(said) != 0:
                     plan.add_all(held)
                 held = [(message, finding, marker, duration) for finding, duration in findings_with_me_too(said, before, text)]

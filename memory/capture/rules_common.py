@@ -305,6 +305,7 @@ class Supposition:
     follows: re.Pattern[str]
     apart: re.Pattern[str]
     after: re.Pattern[str] | None = None
+    would: re.Pattern[str] | None = None  # what the user would do then (我会, I'd), for leaves_open
 
     def governs(self, sentence: str, start: int, end: int) -> bool:
         """Whether the statement at sentence[start:end] is supposed."""
@@ -339,10 +340,16 @@ class Supposition:
         return found is not None and not self.hedge.search(clause, found.end())
 
     def leaves_open(self, text: str) -> bool:
-        """Whether words kept as said imagine with no consequence (see the class doc)."""
+        """Whether words kept as said imagine with no consequence (see the class doc), or imagine
+        a change of the user's and what the user would do then (记住，要是我是素食者，我会多吃豆腐;
+        "Remember, if I were vegetarian I'd eat more tofu": no memory, as without 记住)."""
         text = text.strip()
         opened = self.imagines.match(text)
-        return opened is not None and not self.consequence.search(text, opened.end())
+        if opened is not None and not self.consequence.search(text, opened.end()):
+            return True
+        found = self.condition.match(text) if self.would is not None else None
+        then = self.would.search(text, found.end()) if found is not None else None
+        return then is not None and not self.hedge.search(text, found.end(), then.start())
 
 
 def flavor_value(text: str, table: tuple[tuple[str, dict[str, str]], ...]) -> tuple[dict[str, str], list[str]]:

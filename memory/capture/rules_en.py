@@ -443,6 +443,7 @@ LANGUAGE = Language(
         follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
                            r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
         apart=re.compile(r"\b(?:but(?! also)|although|though|anyway|by the way|btw)\b", re.IGNORECASE),
+        would=re.compile(r"\b(?:I|we)(?:'d|\s+would|\s+could|\s+might)\b", re.IGNORECASE),
     ),
     me_too=me_too,
     # "I hate cilantro, just kidding", "I'm allergic to peanuts. JK!", "Just kidding, I love it",
@@ -452,10 +453,15 @@ LANGUAGE = Language(
     denial=re.compile(r"\b(?:never\s+(?:ever\s+)?(?:said|told you|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|tell you"
                       r"|claim)|who said|when did I (?:say|tell you))\b", re.IGNORECASE),
     retraction=re.compile(
+        # at a clause's start, alone or before a new statement of the user's ("Just kidding, I love it",
+        # "jk I'm vegan"); not asked ("Kidding? I wish"), nor about something else ("I was joking
+        # earlier about the crab", "I'm kidding you not")
         r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
-        r"(?:kidding|joking)\b(?!\s+(?:aside|apart|about|around))|^\s*(?:j/k|jk|psych)\b|^\s*not really[\s!.…]*$"
-        r"|\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)[\s!.…]*$"
-        r"|\b(?:jk|j/k)[\s!.…]*$"
+        r"(?:kidding|joking|jking|j/k|jk(?:jk)*|psych)\b(?:\s*(?:lol|haha+|lmao))?(?=[\s!.…]*$|[\s!.…]+I\b|[\s!.…]+I'm\b)"
+        r"|^\s*(?:I lied|scratch that|never mind|nvm|not really)[\s!.…]*$"
+        r"|(?<!\bnot\s)(?<!n't\s)\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)"
+        r"(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
+        r"|\b(?:jk(?:jk)*|j/k|jking)(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
         # (a denial of what was just said: "My boss said I'm allergic to shellfish, but that's wrong")
         r"|^\s*(?:but\s+|and\s+)?(?:that'?s|that is|which is|it'?s|it is|this is)\s+(?:not true|untrue|wrong|false|a lie"
         r"|not right|incorrect|not the case)[\s!.…]*$|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE),

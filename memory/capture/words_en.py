@@ -44,10 +44,12 @@ END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
             r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[^\w\s'&/-]|\s*$)")
 # A stricter end for things that must stay whole ("animals with fur"); a condition may follow
-# ("I'm allergic to shellfish if that helps", "…in case you cook"), or a time ("allergic to beef at
-# the moment": the time says how long it lasts, Language.temporal).
-END_WHOLE = (rf"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless|at the moment|for now|right now"
-             rf"|for the time being|these days|lately|currently|nowadays|now|today|tonight|this week|{TAGS})\b"
+# ("I'm allergic to shellfish if that helps", "…in case you cook"), or a time that ends the clause
+# ("allergic to beef at the moment": the time says how long it lasts, Language.temporal; not "Right
+# Now by Van Halen", "living in the now", "sushi every now and then").
+END_WHOLE = (rf"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless|{TAGS})\b"
+             r"|(?<!\bthe)(?<!\bevery)\s+(?-i:at the moment|for now|right now|for the time being|these days|lately|currently"
+             r"|nowadays|now|today|tonight|this week)\s*(?:[^\w\s'&/-]|$)"
              rf"|\s*[^\w\s'&/-]|\s*$)")
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
 POINTING = set(

@@ -4,6 +4,8 @@ cuisines and flavours, what an item looks like, the table's own wording of each 
 """
 
 import re
+from functools import cache
+from importlib.resources import files
 
 from memory.capture.rules_common import Finding, Subjects, alternation
 from memory.search.concepts import thesaurus
@@ -143,8 +145,9 @@ _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|h
                     r"|now|today|tonight|tomorrow|yesterday|maybe|still|just|even|again|m+|um+|uh+|er+|eh|aha|omg|yup|yea"
                     r"|ya|thx|ty|gosh|damn|dang|jeez|hah|xd|oops|alright|imo|imho|dear|bro|sis|dude|man|guys|bruh|babe"
                     r"|honey|k+|ok+)(?![A-Za-z])")
-# People in general (大家都不吃香菜, 很多人对花生过敏): no one the user is, whatever the thesaurus says.
-PEOPLE = "大家|大伙儿?|所有人|每个人|人人|很多人|好多人|有些人|有的人|许多人|不少人|一般人|普通人"
+# People in general (很多人对花生过敏). 大家 and 所有人 are the thesaurus's words, and so the user's
+# (大家都爱吃辣，包括我; 我们家大家都对花生过敏): they often include the user.
+PEOPLE = "大家|所有人|很多人|好多人|有些人|有的人"
 
 
 def named(tag: str, *, spoken_to: bool = True, latin: bool = True, capitalised: bool = False) -> str:
@@ -178,11 +181,29 @@ _DOES_LAST = re.compile(r"(?:不|也|都|一直|从来|从不|还)*(?:吃|喝|�
 _DISH_ENDINGS = tuple("餐式鸡锅饭面粉汤粥饼菜料份碗底堡包")  # 韩餐不吃辣, 黄焖鸡: no one's name
 
 
+# First names that are everyday English words too (May, Will, Hope, Grace, Summer): no name before Chinese.
+_WORD_NAMES = frozenset("""may will june april august hope joy faith grace dawn ruby amber pearl rose lily ivy jasmine
+    olive cherry candy honey sunny summer autumn winter spring mark bill pat sue ray guy max art don frank gene grant
+    rich earl carol christian dean lance chase hunter clay reed sage miles robin sky storm page drew young king""".split())
+
+
+@cache
+def latin_names() -> frozenset[str]:
+    """Common English first names, lower-case: the 400 commonest men's and 600 commonest women's
+    names of the US Census 1990 lists the `names` package bundles, but _WORD_NAMES."""
+    found: set[str] = set()
+    for listed, most in (("dist.male.first", 400), ("dist.female.first", 600)):
+        lines = files("names").joinpath(listed).read_text(encoding="ascii").splitlines()
+        found.update(line.split()[0].lower() for line in lines[:most] if line.strip())
+    return frozenset(found - _WORD_NAMES)
+
+
 def names_someone(before: str, statement: str) -> bool:
     """Whether `before`, all a clause says before `statement` (a statement of taste or fact),
     names someone else who does it (王小明不吃香菜, 安娜爱吃辣, 张伟住在杭州): a name (NAMED, but not
-    the one spoken to, 你别放香菜, nor a Latin word, OK我住在杭州) that is no word the thesaurus knows
-    and no food (何况, 黄瓜), before what only a person does (_PERSON_DOES)."""
+    the one spoken to, 你别放香菜; a Latin word only if a common first name, Tom不吃鸡肉, not
+    Halal不吃猪肉 nor OK我住在杭州) that is no word the thesaurus knows and no food (何况, 黄瓜),
+    before what only a person does (_PERSON_DOES)."""
     doing = _DOES_LAST.search(before)  # a rule's match may start after the verb (大家都爱吃|辣, 大家都爱|吃辣)
     if doing is not None:
         before = before[: doing.start()]
@@ -192,10 +213,9 @@ def names_someone(before: str, statement: str) -> bool:
     if found is None:
         return False
     who = found["who"].strip()
-    if re.fullmatch(PEOPLE, who):
-        return True
-    if re.fullmatch(rf"(?:我们家的?|我家的?)(?:{PEOPLE})", who):
-        return False  # 我们家大家都爱吃辣: the user is one of them
+    latin = re.findall(r"[A-Za-z]+(?: [A-Za-z]+)?", who)
+    if latin:
+        return all(run.split()[0].lower() in latin_names() for run in latin)  # Tom不吃鸡肉, not Halal不吃猪肉
     if is_food(who.lower()) or who.endswith(_DISH_ENDINGS):
         return False
     model = thesaurus()

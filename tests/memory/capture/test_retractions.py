@@ -2,6 +2,7 @@
 Just kidding" stored an avoided ingredient; only the rules about the user's home, work and
 name read jokes before. Every rule now reads them (Language.retraction, reading.taken_back_before)."""
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -114,3 +115,38 @@ def test_the_users_next_message_takes_back_the_last_statement_when_no_one_spoke_
 ])
 def test_what_the_user_denies_is_no_memory(text, expected):
     assert said(extract(text)) == expected
+
+
+# A review's: what only looks like taking back keeps the statement — an assurance, someone else's
+# joke, talk about jokes, a joke asked about, a joke about something else.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我对花生过敏，我不是跟你开玩笑的", [("allergy", "花生")]),
+    ("我对花生过敏，没跟你开玩笑呢", [("allergy", "花生")]),
+    ("我对花生过敏，我怎么会骗你呢", [("allergy", "花生")]),
+    ("我不吃香菜，他骗你的", [("avoid_ingredient", "香菜")]),
+    ("我对花生过敏，你以为我在开玩笑呢", [("allergy", "花生")]),
+    ("我喜欢吃辣，老公总拿这个开玩笑的", [("flavor_profile", {"spicy": "high"})]),
+    ("I'm allergic to peanuts. Kidding? No.", [("allergy", "peanuts")]),
+    ("I'm allergic to shrimp; I was joking earlier about the crab.", [("allergy", "shrimp")]),
+    ("I'm allergic to peanuts, and I'm not just kidding", [("allergy", "peanuts")]),
+    ("I'm allergic to peanuts, I'm kidding you not", [("allergy", "peanuts")]),
+    # ...and more ways of taking back, after marks repeated too
+    ("我对花生过敏！！！开玩笑的", []),
+    ("I'm allergic to peanuts!!! Just kidding", []),
+    ("我对花生过敏。好吧，开玩笑的", []),
+    ("我对花生过敏，刚才是开玩笑的", []),
+    ("我对花生过敏，唬你的", []),
+    ("I'm allergic to peanuts. Scratch that.", []),
+    ("I'm allergic to peanuts jk lol", []),
+])
+def test_what_only_looks_like_taking_back_keeps_the_statement(text, expected):
+    assert said(extract(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["哈" * 28 + "我不吃香菜", "我不吃香菜，" + "哈" * 40, "啊" * 30 + "我对花生过敏",
+                                  "haha " * 200 + "x", "lol " * 300 + "jk x"])
+def test_a_run_of_laughter_is_read_in_linear_time(text):
+    """A review's: 28 哈 before a statement took 80 s (a nested repeat in the taking-back pattern)."""
+    started = time.process_time()
+    extract(text)
+    assert time.process_time() - started < 1.0
