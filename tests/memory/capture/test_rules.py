@@ -499,6 +499,11 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("我如果感冒了，就不吃辣", []),
     ("万一过敏了，我就不吃了", []),
     ("如果我们点外卖，我就不要葱", [("avoid_ingredient", "葱")]),
+    # a note that imagines a change of the user's and what they would do then (a newcomer's)
+    ("Remember, if I were vegetarian I'd eat more tofu.", []),
+    ("记住，要是我是素食者，我会多吃豆腐。", []),
+    ("Remember: if I'm late, I'll call you", [(None, "If I'm late, I'll call you")]),
+    ("Remember, if I eat peanuts I'd die", [(None, "If I eat peanuts I'd die")]),
     ("也" * 4000, []),  # 香菜也也…可以接受: a run of 也 was read once per start (3 s)
     (("a" + " " * 250 + "b. ") * 15, []),  # "…, me too" looked for over every run of spaces
 ])
