@@ -65,3 +65,16 @@ def test_typing_a_question_updates_the_preview_and_a_saved_budget_changes_it(tab
     expect(tab.page.locator("#kpi-calls svg.chart rect")).to_have_count(1)
     tab.screenshot("kpis")
     assert tab.dialogs == [] and tab.outside == []
+
+
+def test_a_value_pasted_or_stepped_without_a_key_updates_the_preview(tab, principal, admin):
+    """A newcomer's draft max_chars, set without a key press (a paste, a number field's arrows),
+    left the page as it was until Preview was clicked: the preview listens to input events."""
+    launch(principal)
+    tab.login("ada", "pw-ada")
+    tab.open(reverse("dashboard:preview") + "?workspace_id=w1&user_id=u1&session_id=s1&q=launch")
+    tab.page.click("text=Draft budget")
+    with tab.page.expect_response(lambda response: "/preview?" in response.url and "draft-max_chars=150" in response.url):
+        tab.page.fill("#id_draft-max_chars", "150")  # an input event, no key
+    expect(tab.page.locator("#preview .side-draft")).to_contain_text("max_chars 150")
+    assert tab.dialogs == [] and tab.outside == []

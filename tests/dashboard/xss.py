@@ -56,7 +56,8 @@ def plant(principal) -> Planted:
         scope="session", type="fact", session_id=IMG, workspace_id=SCRIPT, user_id=ATTR,
         source_message_ids=[message.pk for message in messages], **fields), reason=ALL)
     node = node_supersede(principal=principal, old_node_id=old.pk, reason=ALL,
-                          data=supersede_input(old, {"value_json": {SCRIPT: ATTR}}, {}))
+                          data=supersede_input(old, {"value_json": {SCRIPT: ATTR}, **{name: fields[name] for name in (
+                              "title", "content", "tags", "entities")}}, {}))  # (else the old value's words are renamed)
     workspace_node = node_create(principal=principal, data=NodeInput(
         scope="workspace", type="decision", workspace_id=SCRIPT, **{**fields, "key": ""}))
     user_node = node_create(principal=principal, data=NodeInput(
