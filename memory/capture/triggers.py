@@ -12,6 +12,7 @@ the beat sweep finds it later.
 import logging
 import re
 import threading
+import time
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -48,6 +49,7 @@ def capture_after_append(*, session: Session, messages: list[Message], force: st
     """Record (and queue on commit) a capture job for `session` when a trigger fires; must run
     in the transaction that stored `messages`. `force` names a trigger to fire regardless
     (the idle sweep). Returns the job, or None."""
+    transaction.on_commit(sweep_without_a_beat)
     after = last_captured(session)
     pending = Message.objects.filter(session=session, pk__gt=after)
     reason = force or trigger_for([m.content for m in messages if m.role == MessageRole.USER])
@@ -114,6 +116,40 @@ def enqueue(job_id: int, *, background: bool = False) -> bool:
     except Exception:  # noqa: BLE001 - an unreachable broker must never fail the agent's call (R-EXTRACT)
         return False
     return True
+
+
+_swept_at: float | None = None  # time.monotonic() of this process's last sweep without a beat
+_sweep_lock = threading.Lock()
+
+
+def sweep_without_a_beat() -> None:
+    """Without a broker no beat runs the capture sweep, so a quiet conversation's last messages
+    (fewer than MEMORY_CAPTURE_EVERY, no trigger word: "我叫小红，住在杭州") were never captured
+    until someone ran `capture_run`. In that setup an agent's request starts the sweep
+    (memory.capture.jobs.jobs_sweep: sessions quiet for CAPTURE_IDLE_SECONDS) on a thread of its
+    own, at most once every MEMORY_CAPTURE_SWEEP_EVERY seconds a process, as the beat would."""
+    global _swept_at
+    from config.celery import app
+
+    if not (app.conf.task_always_eager and settings.MEMORY_CAPTURE_THREADS):
+        return
+    with _sweep_lock:
+        now = time.monotonic()
+        if _swept_at is not None and now - _swept_at < settings.MEMORY_CAPTURE_SWEEP_EVERY:
+            return
+        _swept_at = now
+    threading.Thread(target=_sweep_detached, daemon=True, name="capture-sweep").start()
+
+
+def _sweep_detached() -> None:
+    from memory.capture.jobs import jobs_sweep
+
+    try:
+        jobs_sweep()
+    except Exception:  # noqa: BLE001 - the next request's sweep tries again
+        logger.exception("the capture sweep without a beat failed")
+    finally:
+        connection.close()
 
 
 def _run_detached(job_id: int) -> None:

@@ -3,6 +3,7 @@ sweeps and the stats (issue 4; R-EXTRACT)."""
 
 import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -382,3 +383,47 @@ def test_a_proposal_citing_a_turn_hidden_meanwhile_or_none_is_left_out(principal
     job.refresh_from_db()
     assert (job.status, job.result["outcomes"]) == (JobStatus.DONE, {"forgotten": 1})
     assert not Node.objects.filter(team=principal.team, key="allergy").exists()
+
+
+def test_without_a_beat_a_request_sweeps_now_and_then_on_a_thread(principal, monkeypatch, settings,
+                                                                  django_capture_on_commit_callbacks):
+    """A quiet conversation's few messages (no trigger word) were never captured without a broker
+    until someone ran capture_run: an agent's request now starts the sweep, at most once a
+    MEMORY_CAPTURE_SWEEP_EVERY seconds a process."""
+    from memory.capture import triggers
+
+    settings.MEMORY_CAPTURE_THREADS = True
+    started = []
+
+    class FakeThread:
+        def __init__(self, target, daemon, name):
+            started.append(target)
+
+        def start(self):
+            pass
+
+    clock = [1000.0]
+    monkeypatch.setattr(triggers.threading, "Thread", FakeThread)
+    monkeypatch.setattr(triggers.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(triggers, "_swept_at", None)
+    with django_capture_on_commit_callbacks(execute=True):
+        said = append(principal, "我叫小红，住在杭州", **CTX)
+    assert started == [triggers._sweep_detached] and CaptureJob.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        append(principal, "嗯", **{**CTX, "session_id": "s-other"})
+    assert len(started) == 1  # within the minute: no second sweep
+    clock[0] += settings.MEMORY_CAPTURE_SWEEP_EVERY
+    with django_capture_on_commit_callbacks(execute=True):
+        append(principal, "好的", **{**CTX, "session_id": "s-third"})
+    assert len(started) == 2
+    # what the thread runs: the sweep, which captures the quiet session's tail
+    monkeypatch.setattr(triggers.connection, "close", lambda: None)  # the test's own connection
+    with mock.patch("memory.capture.jobs.timezone.now", return_value=timezone.now() + timedelta(hours=1)):
+        triggers._sweep_detached()
+    job = CaptureJob.objects.get(session_id=said[0].session_id)
+    assert (job.trigger, job.to_message_id) == ("idle", said[-1].pk)
+    # with a broker the beat sweeps: no thread
+    with celery_broker("redis://127.0.0.1:1/0", eager=False):
+        clock[0] += 10 * settings.MEMORY_CAPTURE_SWEEP_EVERY
+        triggers.sweep_without_a_beat()
+    assert len(started) == 2
