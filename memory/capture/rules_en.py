@@ -450,8 +450,9 @@ LANGUAGE = Language(
     # "I'm vegan... not really", "…, but that's wrong": what was just said is taken back. Not "kidding aside", "I'm not
     # kidding", "You're kidding", nor "not really" before more words ("Not really a fan of sour
     # either" says something of its own).
-    denial=re.compile(r"\b(?:never\s+(?:ever\s+)?(?:said|told you|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|tell you"
-                      r"|claim)|who said|when did I (?:say|tell you))\b", re.IGNORECASE),
+    # (not "I didn't tell you that I moved", "I never told you this: …": telling it now)
+    denial=re.compile(r"\b(?:I\s+(?:never\s+(?:ever\s+)?(?:said|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|claim))"
+                      r"|who said|when did I say)\b", re.IGNORECASE),
     retraction=re.compile(
         # at a clause's start, alone or before a new statement of the user's ("Just kidding, I love it",
         # "jk I'm vegan"); not asked ("Kidding? I wish"), nor about something else ("I was joking
@@ -463,6 +464,7 @@ LANGUAGE = Language(
         r"(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
         r"|\b(?:jk(?:jk)*|j/k|jking)(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
         # (a denial of what was just said: "My boss said I'm allergic to shellfish, but that's wrong")
-        r"|^\s*(?:but\s+|and\s+)?(?:that'?s|that is|which is|it'?s|it is|this is)\s+(?:not true|untrue|wrong|false|a lie"
-        r"|not right|incorrect|not the case)[\s!.…]*$|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE),
+        r"|^\s*(?:but\s+|and\s+)?(?:(?:that'?s|that is|which is)\s+(?:not true|untrue|wrong|false|a lie|not right|incorrect"
+        r"|not the case)|(?:it'?s|it is|this is)\s+(?:not true|untrue|a lie|not the case))[\s!.…]*$"
+        r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE),
 )

@@ -65,8 +65,8 @@ def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
             or amount or unsure):
         return []  # (negated: 我受不了不吃辣, 我不是不吃香菜; unsure: 我一天不吃辣就难受)
     found = items(match["item"])
-    if found in (["荤"], ["荤菜"], ["荤的"]):
-        return [say("diet", "吃素", value="素食")]  # 我不吃荤: a vegetarian
+    if found in (["荤"], ["荤菜"], ["荤的"]) and re.fullmatch(r"\W*我?(?:从来|一直|从不|已经)?", before.rsplit(",", 1)[-1]):
+        return [say("diet", "吃素", value="素食")]  # 我不吃荤: a vegetarian (not 我初一十五不吃荤: some days)
     # 我不吃素: no vegetarian, nothing to avoid (素 was stored as an ingredient: "avoid vegetables")
     return [say("avoid", item) for item in found if item not in ("素", "素的", "素食")]
 
@@ -399,7 +399,9 @@ LANGUAGE = Language(
     # 我不吃香菜，开玩笑的 / 我对花生过敏，骗你的 / 我喜欢吃火锅，假的 / 哈哈逗你玩呢 / 其实不是: what was
     # just said is taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
     # nor a statement about jokes (我不喜欢开玩笑).
-    denial=re.compile(r"没(?:有)?(?:说过|讲过|提过)|从没(?:说|讲|提)|不是说|哪里说过|什么时候说过"),
+    # (not 我好像没提过…, 我之前没说过…: telling it now; nor 医生不是说过…嘛: asking)
+    denial=re.compile(r"从来没(?:有)?说过|从没说过|哪里说过|什么时候说过|我(?:并)?不是说(?!过)"
+                      r"|(?<!好像)(?<!可能)(?<!似乎)(?<!之前)(?<!以前)(?<!还)(?<!忘了)(?<!是不是)我(?:可|并|根本)?没(?:有)?说过"),
     retraction=re.compile(
         r"^[\s哈呵嘿嘻哎啊嗯哦噢]*(?:好吧|好啦|算了)?[\s,]*(?:刚才|刚刚|之前)?(?:我|我是|我在|我是在|只是|就是|是)?(?:跟你|和你|同你)?"
         r"(?:开(?:个|了个)?玩笑|逗你玩?|骗你|唬你|说着玩|闹着玩|瞎说|胡说|假的|假滴|才怪|不是真的)(?:的|呢|啦|哈|嘛|哒|嘞|而已)*"

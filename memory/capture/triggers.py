@@ -25,8 +25,8 @@ from memory.selectors.budget import estimate_tokens
 logger = logging.getLogger(__name__)
 EXPLICIT = re.compile(r"记住|记一下|帮我记|以后都|以后|别再|不要再|\b(remember|from now on|don'?t ever|never again|always)\b")
 # (a change of what held: 其实我不住杭州了，我搬到上海了 waited for the eighth message, and the old home
-# was injected until then; a newcomer's finding)
-CORRECTION = re.compile(r"不是.{0,30}(而)?是|改成|改为|更正|说错了|其实|实际上|搬到|搬去|搬家|不再|已经不|现在不"
+# was injected until then; a newcomer's finding. Not 其实 or 现在不 alone: every other chat line says them)
+CORRECTION = re.compile(r"不是.{0,30}(而)?是|改成|改为|更正|说错了|搬到|搬去|我搬家|不再|已经不"
                         r"|\b(actually|i meant|correction|not .{1,30} but|no longer|not any ?more|moved to|changed my mind)\b")
 TASK = re.compile(r"完成了|做完了|搞定了|待办|已完成|\b(todo|to-do|done with|finished|task)\b")
 

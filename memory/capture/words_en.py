@@ -49,7 +49,8 @@ MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since
 # Now by Van Halen", "living in the now", "sushi every now and then").
 END_WHOLE = (rf"(?=\s+(?:as well|too|also|either|though|so|but|which|and I|if|in case|unless|{TAGS})\b"
              r"|(?<!\bthe)(?<!\bevery)\s+(?-i:at the moment|for now|right now|for the time being|these days|lately|currently"
-             r"|nowadays|now|today|tonight|this week)\s*(?:[^\w\s'&/-]|$)"
+             r"|nowadays|now|today|tonight|this week)(?:\s*(?:[^\w\s'&/-]|$)|\s+(?:because|so|but|and|since|as|though|until"
+             r"|which|when|thanks)\b)"
              rf"|\s*[^\w\s'&/-]|\s*$)")
 ITEM = r"(?P<item>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,5}?)"
 POINTING = set(

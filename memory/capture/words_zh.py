@@ -146,14 +146,16 @@ _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|h
                     r"|ya|thx|ty|gosh|damn|dang|jeez|hah|xd|oops|alright|imo|imho|dear|bro|sis|dude|man|guys|bruh|babe"
                     r"|honey|k+|ok+)(?![A-Za-z])")
 # People in general (很多人对花生过敏). 大家 and 所有人 are the thesaurus's words, and so the user's
-# (大家都爱吃辣，包括我; 我们家大家都对花生过敏): they often include the user.
+# (大家都爱吃辣，包括我; 我们家大家都对花生过敏): they often include the user. GENERAL never does
+# (普通人对花生过敏), whatever the thesaurus knows of it.
 PEOPLE = "大家|所有人|很多人|好多人|有些人|有的人"
+GENERAL = "很多人|好多人|有些人|有的人|许多人|不少人|一般人|普通人|别人|其他人"
 
 
 def named(tag: str, *, spoken_to: bool = True, latin: bool = True, capitalised: bool = False) -> str:
     """Someone named (the group `tag` reads a doubled character; a Latin word when `latin`, only
     a capitalised one (Tom, Anna) when `capitalised`), or spoken to (你, 您) when `spoken_to`."""
-    return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}"
+    return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}|{GENERAL}"
             + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "")
             + (rf"|(?!{_NOT_LATIN_NAMES})[A-Z][a-z]{{1,15}}(?:\s[A-Z][a-z]{{1,15}})?\s?" if capitalised else "") +
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
@@ -213,6 +215,8 @@ def names_someone(before: str, statement: str) -> bool:
     if found is None:
         return False
     who = found["who"].strip()
+    if re.fullmatch(rf"(?:{GENERAL})(?:(?:和|跟|与|还有|、)(?:{GENERAL}))*", who):
+        return True
     latin = re.findall(r"[A-Za-z]+(?: [A-Za-z]+)?", who)
     if latin:
         return all(run.split()[0].lower() in latin_names() for run in latin)  # Tom不吃鸡肉, not Halal不吃猪肉

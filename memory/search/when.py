@@ -329,11 +329,18 @@ def _absolute(match: re.Match) -> Period | None:
     return period
 
 
+_TALKED = re.compile(r"\b(?:talk|discuss|chat|convers|recap|sum\s+up|summar)\w*|聊|讨论|谈|总结|回顾")
+_BEYOND = re.compile(r"\b(?:everything|ever|before|earlier|previous(?:ly)?|last|all|so\s+far)\b"
+                     r"|之前|以前|上次|所有|全部|一直|过去")
+
+
 def asks_for_a_recap(text: str) -> bool:
-    """Whether the last SCAN_CHARS characters of `text` ask for a recap of what was said and
-    nothing else ("What did we talk about?", 我们聊了什么？; _only_recap), whatever period they
-    name."""
-    return _only_recap(normalize(text[-SCAN_CHARS:]))
+    """Whether the last SCAN_CHARS characters of `text` ask for a recap of the talk and nothing
+    else ("What did we talk about?", 我们聊了什么？, "Can you recap what we discussed?";
+    _only_recap), whatever period they name; not of what was decided or told ("What did we
+    decide?", 我告诉过你什么？), nor of more than now ("…everything I told you", 我们之前聊了什么)."""
+    folded = normalize(text[-SCAN_CHARS:])
+    return _only_recap(folded) and bool(_TALKED.search(folded)) and not _BEYOND.search(folded)
 
 
 def mentioned_periods(text: str, now: datetime | date | None = None,

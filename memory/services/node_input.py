@@ -203,11 +203,12 @@ def node_search_tokens(node: Node) -> str:
 
 def _changed_strings(old: Any, new: Any) -> list[tuple[str, str]]:
     """(old, new) pairs of the strings a value change replaced: {"lives": "Munich"} →
-    {"lives": "Hamburg"} gives [("Munich", "Hamburg")]; a string for a string, field by field."""
+    {"lives": "Hamburg"} gives [("Munich", "Hamburg")]; a string for a string, field by field, in
+    the order of the fields' names."""
     if isinstance(old, str) and isinstance(new, str):
-        return [(old, new)] if len(old.strip()) >= 2 and old != new and new.strip() else []
+        return [(old, new)] if old.strip() and new.strip() and old != new else []
     if isinstance(old, dict) and isinstance(new, dict):
-        return [pair for name in old.keys() & new.keys() for pair in _changed_strings(old[name], new[name])]
+        return [pair for name in sorted(old.keys() & new.keys()) for pair in _changed_strings(old[name], new[name])]
     return []
 
 
@@ -215,10 +216,18 @@ def _renamed(old: Node, overrides: dict[str, Any]) -> dict[str, Any]:
     """The inherited words that name the old value, said of the new one, for the fields the
     successor does not give (R-STORE): a supersede of {"lives": "Munich"} by {"lives":
     "Hamburg"} with a new title only kept the entity "Munich", so a search for Munich found the
-    Hamburg memory."""
+    Hamburg memory. Only a value the old node named as an entity is renamed (not a status, "open"
+    → "done", nor a code, "en" → "zh"), one the change replaces by one new value, and in a title or
+    content only where it stands as a word of its own (not Parisian, JavaScript, 北京大学); a field
+    the renaming would make too long keeps its words."""
     if "value_json" not in overrides:
         return {}
-    pairs = _changed_strings(old.value_json, overrides["value_json"])
+    named = {entity.casefold() for entity in old.entities}
+    targets: dict[str, set[str]] = {}
+    for before, after in _changed_strings(old.value_json, overrides["value_json"]):
+        if before.casefold() in named:
+            targets.setdefault(before.casefold(), set()).add(after)
+    pairs = [(before, next(iter(after))) for before, after in targets.items() if len(after) == 1]
     if not pairs:
         return {}
     renamed: dict[str, Any] = {}
@@ -226,14 +235,16 @@ def _renamed(old: Node, overrides: dict[str, Any]) -> dict[str, Any]:
         if name not in overrides:
             words = list(getattr(old, name))
             for before, after in pairs:
-                words = [after if word.casefold() == before.casefold() else word for word in words]
+                words = [after if word.casefold() == before else word for word in words]
             renamed[name] = list(dict.fromkeys(words))
-    for name in ("title", "content"):
+    for name, most in (("title", limits.NODE_TITLE_MAX), ("content", limits.NODE_CONTENT_MAX)):
         if name not in overrides:
             text = getattr(old, name)
             for before, after in pairs:
-                text = re.sub(re.escape(before), lambda _, after=after: after, text, flags=re.IGNORECASE)
-            renamed[name] = text
+                text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(before)}(?![A-Za-z0-9\u4e00-\u9fff])",
+                              lambda _, after=after: after, text, flags=re.IGNORECASE)
+            if len(text) <= most:
+                renamed[name] = text
     return renamed
 
 

@@ -15,6 +15,8 @@ def said(text: str) -> list[tuple]:
 @pytest.mark.parametrize(("text", "expected"), [
     # people in general; 大家 and 所有人 often include the user (大家都爱吃辣，包括我)
     ("很多人不吃香菜", []),
+    ("普通人对花生过敏", []),
+    ("一般人不吃香菜", []),
     ("有些人对花生过敏", []),
     ("大家都爱吃辣，包括我", [("flavor_profile", {"spicy": "high"})]),
     ("我们家每个人都对花生过敏", [("allergy", "花生")]),
@@ -63,6 +65,8 @@ def test_other_people_are_not_the_user(text, expected):
     ("I'm allergic to cats these days", "cats"),
     ("I am allergic to nuts right now, so no pesto", "nuts"),
     ("I'm allergic to penicillin now", "penicillin"),
+    ("I'm allergic to dairy at the moment because of meds", "dairy"),
+    ("I'm allergic to beef right now so no burgers", "beef"),
 ])
 def test_a_time_after_an_english_item_is_how_long_not_what(text, item):
     [operation] = extract(text)

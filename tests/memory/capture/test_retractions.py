@@ -150,3 +150,21 @@ def test_a_run_of_laughter_is_read_in_linear_time(text):
     started = time.process_time()
     extract(text)
     assert time.process_time() - started < 1.0
+
+
+# A second review's: telling something not said before is no denial, and "it's wrong" of a taste
+# takes nothing back.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我好像没提过我对花生过敏", [("allergy", "花生")]),
+    ("我之前没提过我是素食者", [("dietary_restriction", "素食")]),
+    ("医生不是说过我对青霉素过敏嘛", [(None, "青霉素")]),
+    ("Oh I didn't tell you that I moved to Hamburg last month", [("home", {"lives": "Hamburg"})]),
+    ("I never told you this: I'm allergic to peanuts", [("allergy", "peanuts")]),
+    ("I love steak. It's wrong, I know.", [(None, "steak")]),
+    ("我没说过我爱吃寿司", []),
+    # 荤 on some days only is no vegetarian
+    ("我初一十五不吃荤", [("avoid_ingredient", "荤")]),
+    ("我从来不吃荤", [("dietary_restriction", "素食")]),
+])
+def test_telling_what_was_not_said_before_is_no_denial(text, expected):
+    assert said(extract(text)) == expected

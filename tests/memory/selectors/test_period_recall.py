@@ -229,6 +229,9 @@ def test_what_did_we_talk_about_is_this_conversation_not_other_greetings(princip
                                                                                    budget={"max_chars": 400}))
         assert [item for item in context.items if item.section == "earlier_messages"] == [], question
         assert sorted(item.obj.pk for item in context.items if item.section == "recent_messages") == [turn.pk for turn in turns]
-    # ...a question with words of its own still finds the other conversations' turns
-    context = context_build(principal=principal, request=ContextRequest(owner=here, query="What did we talk about lately?"))
-    assert [item for item in context.items if item.section == "earlier_messages"] != []
+    # ...a question with words of its own, about more than this conversation, or about what was
+    # decided or told, still finds the other conversations' turns
+    for question in ("What did we talk about lately?", "Give me a summary of everything we talked about",
+                     "What did we talk about before?"):
+        context = context_build(principal=principal, request=ContextRequest(owner=here, query=question))
+        assert [item for item in context.items if item.section == "earlier_messages"] != [], question

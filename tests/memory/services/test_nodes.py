@@ -201,3 +201,26 @@ def test_a_successor_that_changes_the_value_renames_the_inherited_words_of_the_o
         operation="supersede", target_id=again.pk, user_id="u1", explicit_user_intent=True,
         node={"importance": 0.9, "source_message_ids": [said.pk]})).node
     assert (kept.entities, kept.title) == (["Berlin", "Germany"], "User lives in Berlin")
+
+
+@pytest.mark.parametrize(("old", "new", "title", "entities", "expected_title", "expected_entities"), [
+    # a status or a code is no entity: its words stay
+    ({"task": "open a bank account", "status": "open"}, {"task": "open a bank account", "status": "done"},
+     "To do: open a bank account", [], "To do: open a bank account", []),
+    ({"language": "en"}, {"language": "zh"}, "User prefers English answers", ["English"],
+     "User prefers English answers", ["English"]),
+    # only a word of its own
+    ({"city": "Paris"}, {"city": "London"}, "Loves Parisian bistros in Paris", ["Paris"],
+     "Loves Parisian bistros in London", ["London"]),
+    ({"city": "北京"}, {"city": "南京"}, "用户北京大学毕业，住在北京", ["北京"], "用户北京大学毕业，住在南京", ["南京"]),
+    # one old value that became two: nothing renamed
+    ({"a": "Munich", "b": "Munich"}, {"a": "Hamburg", "b": "Berlin"}, "Munich and Munich", ["Munich"],
+     "Munich and Munich", ["Munich"]),
+])
+def test_a_successor_renames_only_what_the_old_value_named_as_a_word(principal, old, new, title, entities,
+                                                                       expected_title, expected_entities):
+    """A review's garbles of the first version: "To do: done a bank account", "Londonian", "南京大学"."""
+    node = make_node(principal, scope="user", user_id="u1", type="fact", key="", value_json=old, title=title,
+                     entities=entities)
+    data = supersede_input(node, {"value_json": new}, {})
+    assert (data.title, list(data.entities)) == (expected_title, expected_entities)
