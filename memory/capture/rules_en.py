@@ -17,6 +17,7 @@ from memory.capture.rules_common import DAY, Finding, Language, Rule, Suppositio
 from memory.capture.words_en import (
     COOKING_WORDS,
     CUISINES,
+    DENIAL,
     END,
     END_WHOLE,
     FLAVOR_CUE,
@@ -25,6 +26,7 @@ from memory.capture.words_en import (
     ITEM,
     MOVE_END,
     POINTING,
+    RETRACTION,
     TEXTS,
     clean,
     is_food,
@@ -446,25 +448,6 @@ LANGUAGE = Language(
         would=re.compile(r"\b(?:I|we)(?:'d|\s+would|\s+could|\s+might)\b", re.IGNORECASE),
     ),
     me_too=me_too,
-    # "I hate cilantro, just kidding", "I'm allergic to peanuts. JK!", "Just kidding, I love it",
-    # "I'm vegan... not really", "…, but that's wrong": what was just said is taken back. Not "kidding aside", "I'm not
-    # kidding", "You're kidding", nor "not really" before more words ("Not really a fan of sour
-    # either" says something of its own).
-    # (not "I didn't tell you that I moved", "I never told you this: …": telling it now)
-    denial=re.compile(r"\b(?:I\s+(?:never\s+(?:ever\s+)?(?:said|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|claim))"
-                      r"|who said|when did I say)\b", re.IGNORECASE),
-    retraction=re.compile(
-        # at a clause's start, alone or before a new statement of the user's ("Just kidding, I love it",
-        # "jk I'm vegan"); not asked ("Kidding? I wish"), nor about something else ("I was joking
-        # earlier about the crab", "I'm kidding you not")
-        r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
-        r"(?:kidding|joking|jking|j/k|jk(?:jk)*|psych)\b(?:\s*(?:lol|haha+|lmao))?(?=[\s!.…]*$|[\s!.…]+I\b|[\s!.…]+I'm\b)"
-        r"|^\s*(?:I lied|scratch that|never mind|nvm|not really)[\s!.…]*$"
-        r"|(?<!\bnot\s)(?<!n't\s)\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)"
-        r"(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
-        r"|\b(?:jk(?:jk)*|j/k|jking)(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
-        # (a denial of what was just said: "My boss said I'm allergic to shellfish, but that's wrong")
-        r"|^\s*(?:but\s+|and\s+)?(?:(?:that'?s|that is|which is)\s+(?:not true|untrue|wrong|false|a lie|not right|incorrect"
-        r"|not the case)|(?:it'?s|it is|this is)\s+(?:not true|untrue|a lie|not the case))[\s!.…]*$"
-        r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE),
+    denial=DENIAL,
+    retraction=RETRACTION,
 )

@@ -122,3 +122,27 @@ def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what
     return Finding(kind=kind, lang="en", value=item if value is None else value, title=title.format(**words),
                    content=content.format(**words), tags=tags, entities=tuple(entities if entities is not None else [item]),
                    item=item, old=old)
+
+
+# Words before a statement that deny saying it ("I never said I love sushi"); not "I didn't tell you
+# that I moved", "I never told you this: …": telling it now (Language.denial).
+DENIAL = re.compile(r"\b(?:I\s+(?:never\s+(?:ever\s+)?(?:said|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|claim))"
+                    r"|who said|when did I say)\b", re.IGNORECASE)
+# A clause that takes back what was just said (Language.retraction): "I hate cilantro, just kidding",
+# "I'm allergic to peanuts. JK!", "Just kidding, I love it", "I'm vegan... not really", "…, but
+# that's wrong". Not "kidding aside", "I'm not kidding", "You're kidding", nor "not really" before
+# more words ("Not really a fan of sour either" says something of its own).
+RETRACTION = re.compile(
+    # at a clause's start, alone or before a new statement of the user's ("Just kidding, I love it",
+    # "jk I'm vegan"); not asked ("Kidding? I wish"), nor about something else ("I was joking
+    # earlier about the crab", "I'm kidding you not")
+    r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
+    r"(?:kidding|joking|jking|j/k|jk(?:jk)*|psych)\b(?:\s*(?:lol|haha+|lmao))?(?=[\s!.…]*$|[\s!.…]+I\b|[\s!.…]+I'm\b)"
+    r"|^\s*(?:I lied|scratch that|never mind|nvm|not really)[\s!.…]*$"
+    r"|(?<!\bnot\s)(?<!n't\s)\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)"
+    r"(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
+    r"|\b(?:jk(?:jk)*|j/k|jking)(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
+    # (a denial of what was just said: "My boss said I'm allergic to shellfish, but that's wrong")
+    r"|^\s*(?:but\s+|and\s+)?(?:(?:that'?s|that is|which is)\s+(?:not true|untrue|wrong|false|a lie|not right|incorrect"
+    r"|not the case)|(?:it'?s|it is|this is)\s+(?:not true|untrue|a lie|not the case))[\s!.…]*$"
+    r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE)
