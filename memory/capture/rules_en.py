@@ -242,7 +242,9 @@ RULES = (
           r"\bI\s+(?:feel|'m feeling)\s+(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
           subjects=SUBJECTS),
     _rule("allergy", _allergy,
-          rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so))?\s+allergic\s+to\s+{ITEM}{END_WHOLE}",
+          rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so|still|currently|now|actually|mildly|slightly|extremely"
+          rf"|deathly|highly|seriously|badly|pretty|somewhat|kind of|kinda|a little|a bit)){{0,2}}\s+allergic\s+to\s+{ITEM}"
+          rf"{END_WHOLE}",
           rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b", subjects=SUBJECTS),
     _rule("diet", _diet,
           rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b",

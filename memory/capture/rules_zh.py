@@ -176,13 +176,14 @@ def _decision(match: re.Match[str], message: str) -> list[Finding]:
 _ABSTRACT = re.compile(r"^(?:休息|冷静|放松|想想|想一想|考虑|睡觉|静一静|好好|调整)")
 
 
+_ASKS_YOU = re.compile(r"你|您|帮我|给我")
 _NOT_REMINDED = re.compile(r"(?:别|不要|不用|不必|无需|甭|没必要|不需要)(?:再)?$")  # 以后都别提醒我去健身房了
 
 
 def _task(match: re.Match[str], message: str) -> list[Finding]:
-    text = _text(match, longest=60)
-    if not text or _ABSTRACT.match(text) or _NOT_REMINDED.search(match.string, 0, match.start()):
-        return []
+    text = re.sub(r"^(?:一下|一声|下)", "", _text(match, longest=60))
+    if len(text) < 2 or _ABSTRACT.match(text) or _NOT_REMINDED.search(match.string, 0, match.start()) or _ASKS_YOU.match(text):
+        return []  # (提醒我一下, 我需要你帮我写代码: a request to the assistant, no task of the user's)
     finding = say("task", text, value={"task": text, "status": "open"}, entities=[])
     return [finding if re.match(r"\s*(?:待办|todo|to-do)", match.group(0), re.IGNORECASE) else replace(finding, kind="own_task")]
 

@@ -39,7 +39,8 @@ TAGS = (r"(?-i:anyway|anyways|ok|okay|right(?=\s*\?)|lol(?=\W*$)|lmao(?=\W*$)|ro
         r"|honestly|btw|you know)")
 # Words that end an item: the next phrase begins ("cilantro when I cook", "cockroaches as well").
 END = (rf"(?=\s+(?:when|while|in|for|to|because|anymore|any more|please|again|at|with|if|as|too|either|ever|though|since"
-       rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|{TAGS})\b|\s*[^\w\s'&/-]|\s*$)")
+       rf"|so|or|but|now|right now|right away|from|on|lately|today|tonight|tomorrow|these days|this week|nowadays"
+       rf"|currently|{TAGS})\b|\s*[^\w\s'&/-]|\s*$)")
 # After a place one moved to: a time may follow ("I moved to Berlin last year").
 MOVE_END = (r"(?=\s+(?:last|this|in|on|a|an|two|three|few|several|recently|since|with|and|but|so|because|for|years?"
             r"|months?|ago|now|nowadays|today|these|before|after|during|right)\b|\s*[^\w\s'&/-]|\s*$)")

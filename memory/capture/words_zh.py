@@ -145,6 +145,8 @@ _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|h
                     r"|now|today|tonight|tomorrow|yesterday|maybe|still|just|even|again|m+|um+|uh+|er+|eh|aha|omg|yup|yea"
                     r"|ya|thx|ty|gosh|damn|dang|jeez|hah|xd|oops|alright|imo|imho|dear|bro|sis|dude|man|guys|bruh|babe"
                     r"|honey|k+|ok+)(?![A-Za-z])")
+# What may follow a name (Tom老师, Lisa姐)
+_TITLES = "老师|哥|姐|总|先生|女士|小姐|叔叔?|阿姨|同学|医生|大夫|经理"
 # People in general (很多人对花生过敏). 大家 and 所有人 are the thesaurus's words, and so the user's
 # (大家都爱吃辣，包括我; 我们家大家都对花生过敏): they often include the user. GENERAL never does
 # (普通人对花生过敏), whatever the thesaurus knows of it.
@@ -157,7 +159,7 @@ def named(tag: str, *, spoken_to: bool = True, latin: bool = True, capitalised: 
     a capitalised one (Tom, Anna) when `capitalised`), or spoken to (你, 您) when `spoken_to`."""
     return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}|{GENERAL}"
             + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "")
-            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Z][a-z]{{1,15}}(?:\s[A-Z][a-z]{{1,15}})?\s?" if capitalised else "") +
+            + (rf"|(?!{_NOT_LATIN_NAMES})[A-Z][a-z]{{1,15}}(?:\s[A-Z][a-z]{{1,15}})?\s?(?:{_TITLES})?" if capitalised else "") +
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
             rf"|(?!小时|小心|小的|老是|老实|老早|老子|老娘|老夫)[小老阿][{HAN}]|(?!{_NOT_NAMES})[{_SURNAMES}](?:(?!我)[{HAN}]){{1,2}}?"
             rf"|(?!{_NOT_FOREIGN}|(?P<{tag}_twice>.)(?P={tag}_twice))[{_FOREIGN}]{{2,5}}|(?P<{tag}>[{_PET_NAME}])(?P={tag}))")

@@ -88,3 +88,19 @@ def test_a_time_that_passes_still_expires():
 def test_a_time_word_inside_an_item_stays_in_it(text, item):
     [operation] = extract(text)
     assert operation["node"]["value_json"] == item
+
+
+# A second review's, each lost or misread before.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Tom老师不吃辣", []),  # a name with a title after it
+    ("Tom哥不吃辣", []),
+    ("I'm still allergic to cats", [(None, "cats")]),  # an adverb between "I'm" and "allergic"
+    ("I'm mildly allergic to shellfish", [("allergy", "shellfish")]),
+    ("I am currently allergic to pollen", [(None, "pollen")]),
+    ("I hate cilantro these days", [("avoid_ingredient", "cilantro")]),
+    ("我需要你帮我写代码", []),  # a request to the assistant is no task of the user's
+    ("提醒我一下，下周一团队会议", []),  # "一下" is no task
+    ("提醒我一下明天交报告", [(None, {"task": "明天交报告", "status": "open"})]),
+])
+def test_a_second_reviews_people_allergies_and_tasks(text, expected):
+    assert said(text) == expected
