@@ -115,11 +115,14 @@ DENIALS = tuple((language.denial, language.supposition.apart) for language in LA
                 if language.denial is not None and language.supposition is not None)
 
 
+DENIAL_WINDOW = 40  # characters before a statement read for a denial (a long clause stays linear)
+
+
 def _denied(sentence: str, start: int) -> bool:
     """Whether the statement at `start` is one the user denies saying, right before it in its
     clause (我从来没说过我爱吃寿司, "I never said I love sushi"; not "I never said it before but
     I'm allergic to peanuts": Supposition.apart stands between)."""
-    clause_start = sentence.rfind(",", 0, start) + 1
+    clause_start = max(sentence.rfind(",", 0, start) + 1, start - DENIAL_WINDOW)
     for denial, apart in DENIALS:
         last = max(denial.finditer(sentence, clause_start, start), key=lambda found: found.end(), default=None)
         if last is not None and not apart.search(sentence, last.end(), start):

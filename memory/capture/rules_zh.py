@@ -176,12 +176,12 @@ def _decision(match: re.Match[str], message: str) -> list[Finding]:
 _ABSTRACT = re.compile(r"^(?:休息|冷静|放松|想想|想一想|考虑|睡觉|静一静|好好|调整)")
 
 
-_ASKS_YOU = re.compile(r"你|您|帮我|给我")
+_ASKS_YOU = re.compile(r"你|您")  # 我需要你帮我写代码 (not 提醒我给我妈打电话)
 _NOT_REMINDED = re.compile(r"(?:别|不要|不用|不必|无需|甭|没必要|不需要)(?:再)?$")  # 以后都别提醒我去健身房了
 
 
 def _task(match: re.Match[str], message: str) -> list[Finding]:
-    text = re.sub(r"^(?:一下|一声|下)", "", _text(match, longest=60))
+    text = re.sub(r"^(?:一下|一声)", "", _text(match, longest=60))
     if len(text) < 2 or _ABSTRACT.match(text) or _NOT_REMINDED.search(match.string, 0, match.start()) or _ASKS_YOU.match(text):
         return []  # (提醒我一下, 我需要你帮我写代码: a request to the assistant, no task of the user's)
     finding = say("task", text, value={"task": text, "status": "open"}, entities=[])
@@ -408,5 +408,6 @@ LANGUAGE = Language(
         r"(?:开(?:个|了个)?玩笑|逗你玩?|骗你|唬你|说着玩|闹着玩|瞎说|胡说|假的|假滴|才怪|不是真的)(?:的|呢|啦|哈|嘛|哒|嘞|而已)*"
         r"[\s!~.…。]*$"
         # (a denial of what was just said: 我同事说我对海鲜过敏，其实不是)
-        r"|^\s*(?:但是?|可是|不过)?(?:其实|实际上|事实上)?(?:并)?(?:不是|才不是|没有|不对|错了)(?:的|啦|呢|这样)?[\s!~.…。]*$"),
+        # (not a bare 不是, 没有, 不对: an answer or a correction said next, 我住在上海，不对，浦东)
+        r"|^\s*(?:但是?|可是|不过)?(?:(?:其实|实际上|事实上)(?:并)?(?:不是|没有)|并不是|才不是)(?:的|啦|呢|这样)?[\s!~.…。]*$"),
 )

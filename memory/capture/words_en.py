@@ -139,7 +139,7 @@ RETRACTION = re.compile(
     # earlier about the crab", "I'm kidding you not")
     r"^\s*(?:(?:ha(?:ha)+|lol|lmao|hehe)\b[\s!.]*)*(?:(?:I'm|I am|I was)\s+)?(?:just\s+|only\s+)?"
     r"(?:kidding|joking|jking|j/k|jk(?:jk)*|psych)\b(?:\s*(?:lol|haha+|lmao))?(?=[\s!.…]*$|[\s!.…]+I\b|[\s!.…]+I'm\b)"
-    r"|^\s*(?:I lied|scratch that|never mind|nvm|not really)[\s!.…]*$"
+    r"|^\s*(?:I lied|scratch that|not really)[\s!.…]*$"
     r"|(?<!\bnot\s)(?<!n't\s)\b(?:(?:just|only)\s+|(?:I'm|I am|I was)\s+(?:just\s+|only\s+)?)(?:kidding|joking)"
     r"(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"
     r"|\b(?:jk(?:jk)*|j/k|jking)(?:\s*(?:lol|haha+|lmao))?[\s!.…]*$"

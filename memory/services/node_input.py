@@ -217,16 +217,17 @@ def _renamed(old: Node, overrides: dict[str, Any]) -> dict[str, Any]:
     successor does not give (R-STORE): a supersede of {"lives": "Munich"} by {"lives":
     "Hamburg"} with a new title only kept the entity "Munich", so a search for Munich found the
     Hamburg memory. Only a value the old node named as an entity is renamed (not a status, "open"
-    → "done", nor a code, "en" → "zh"), one the change replaces by one new value, and in a title or
-    content only where it stands as a word of its own (not Parisian, JavaScript, 北京大学); a field
-    the renaming would make too long keeps its words."""
+    → "done", nor a code, "en" → "zh"), one the change replaces by one new value, as written (not
+    "go deeper" for Go, "apple" for Apple), and in a title or content only where it stands as a word
+    of its own (not Parisian, JavaScript, 北京大学); a field the renaming would make too long keeps
+    its words."""
     if "value_json" not in overrides:
         return {}
-    named = {entity.casefold() for entity in old.entities}
+    named = set(old.entities)
     targets: dict[str, set[str]] = {}
     for before, after in _changed_strings(old.value_json, overrides["value_json"]):
-        if before.casefold() in named:
-            targets.setdefault(before.casefold(), set()).add(after)
+        if before in named:
+            targets.setdefault(before, set()).add(after)
     pairs = [(before, next(iter(after))) for before, after in targets.items() if len(after) == 1]
     if not pairs:
         return {}
@@ -235,14 +236,14 @@ def _renamed(old: Node, overrides: dict[str, Any]) -> dict[str, Any]:
         if name not in overrides:
             words = list(getattr(old, name))
             for before, after in pairs:
-                words = [after if word.casefold() == before else word for word in words]
+                words = [after if word == before else word for word in words]
             renamed[name] = list(dict.fromkeys(words))
     for name, most in (("title", limits.NODE_TITLE_MAX), ("content", limits.NODE_CONTENT_MAX)):
         if name not in overrides:
             text = getattr(old, name)
             for before, after in pairs:
                 text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(before)}(?![A-Za-z0-9\u4e00-\u9fff])",
-                              lambda _, after=after: after, text, flags=re.IGNORECASE)
+                              lambda _, after=after: after, text)
             if len(text) <= most:
                 renamed[name] = text
     return renamed

@@ -104,3 +104,18 @@ def test_a_time_word_inside_an_item_stays_in_it(text, item):
 ])
 def test_a_second_reviews_people_allergies_and_tasks(text, expected):
     assert said(text) == expected
+
+
+# A third review's: tasks that start with 下 or name whom they are for, and answers or corrections
+# said next, which take nothing back.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("提醒我下午三点开会", [(None, {"task": "下午三点开会", "status": "open"})]),
+    ("提醒我给我妈打电话", [(None, {"task": "给我妈打电话", "status": "open"})]),
+    ("我需要帮我女儿报名", [(None, {"task": "帮我女儿报名", "status": "open"})]),
+    ("我住在上海，不对，浦东", [("home", {"lives": "上海"})]),
+    ("我住在杭州，没有", [("home", {"lives": "杭州"})]),
+    ("我对花生过敏。不是，我说的是花生酱也不行", [("allergy", "花生")]),
+    ("I live in Austin. Never mind, I figured it out", [("home", {"lives": "Austin"})]),
+])
+def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
+    assert said(text) == expected

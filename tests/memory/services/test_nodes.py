@@ -181,7 +181,7 @@ def test_a_successor_that_changes_the_value_renames_the_inherited_words_of_the_o
 
     old = make_node(principal, scope="user", user_id="u1", type="fact", key="home", value_json={"lives": "Munich"},
                     title="User lives in Munich", content="The user lives in Munich.", entities=["Munich"],
-                    tags=["home", "munich"], explicit=True)
+                    tags=["home", "Munich"], explicit=True)
     said = append(principal, "Remember, I moved: not Munich, Hamburg.", session_id="s1", user_id="u1")[0]
     result = proposal_apply(principal=principal, proposal=Proposal(
         operation="supersede", target_id=old.pk, user_id="u1", explicit_user_intent=True,
@@ -213,6 +213,8 @@ def test_a_successor_that_changes_the_value_renames_the_inherited_words_of_the_o
     ({"city": "Paris"}, {"city": "London"}, "Loves Parisian bistros in Paris", ["Paris"],
      "Loves Parisian bistros in London", ["London"]),
     ({"city": "北京"}, {"city": "南京"}, "用户北京大学毕业，住在北京", ["北京"], "用户北京大学毕业，住在南京", ["南京"]),
+    # as written: "go deeper" is no Go, "apple" no Apple
+    ({"language": "Go"}, {"language": "Rust"}, "Wants to go deeper in Go", ["Go"], "Wants to go deeper in Rust", ["Rust"]),
     # one old value that became two: nothing renamed
     ({"a": "Munich", "b": "Munich"}, {"a": "Hamburg", "b": "Berlin"}, "Munich and Munich", ["Munich"],
      "Munich and Munich", ["Munich"]),
