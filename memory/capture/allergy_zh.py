@@ -41,7 +41,9 @@ _GENERIC = re.compile(r"^(?:食物|东西|菜|饭|菜品|食品|零食|饮料)$"
 _CONTAINING = re.compile(r"^(?:含有|含|带有|带|加了|加|有)")
 _PAST = re.compile(r"以前|(?<!从)小时候(?!起)|过去|曾经|那时")
 _POSSESSED = re.compile(r"^(?:我们家的?|我家的?|我的|家里的?)")
-_NEGATED = re.compile(r"(?:不|没|没有|不会)$|^我?(?:没有|没|并没有|从没|从来没有?)(?:任何|什么)?$")
+_NEGATED = re.compile(r"(?:不|没|没有|不会)$|^我?(?:没有|没|并没有|从没|从来没有?)(?:任何|什么)?(?:食物|东西|药物|药)?$")
+# 我除了花生没有任何过敏 / 除了花生以外我都不过敏: the one allergy named
+_BUT_FOR = re.compile(r"^我?除了(?P<x>.+?)(?:以外|之外)?我?(?:都|也)?(?:没有|没|不)(?:任何|别的|其他的?)?(?:东西|食物)?$")
 _ASKED_AFTER = re.compile(r"\s*(?:了)?(?:怎么办|呢|吗|\?|还能|该|能不能|会怎样|会怎么样)")
 
 
@@ -73,6 +75,10 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
         return []
     if said_with_dui and len(before) <= NAME_LONGEST and NAMED.fullmatch(before.strip(" :;!~")):
         return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
+    but_for = _BUT_FOR.match(item)
+    if but_for:
+        found = items(but_for["x"], longest=8)
+        return [say("allergy", one) if is_food(one) else say("allergy_other", one) for one in found]
     if _NEGATED.search(item) or item in ("有", "我有") or _PAST.search(item):
         return []  # 我不过敏, 我对花生不过敏, 我没有(任何)过敏, 我对什么都不过敏; 我吃花生以前会过敏 (over)
     if not said_with_dui and re.match(rf"^我?{_OPENER}|^{_OPENER}", item):

@@ -80,6 +80,11 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
     return [say("limit", item, value={"ingredient": item, "amount": "少量"})]
 
 
+# …，胃就疼 / 就会拉肚子: what eating it does, said in the next clause (not 头疼的时候: a time)
+_HURTS_NEXT = re.compile(r"[,，]\s*(?:胃|肚子|嗓子|喉咙|牙|头|脸|皮肤|嘴巴?|身上)?(?:就|会|总|容易|总是|老是)+"
+                         r"(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|疼|痛|痒|起疹子)")
+
+
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     """少油少辣 → flavor_profile {"oil": "low", "spicy": "low"} when the clause states a wish;
     别吃辣 → {"spicy": "none"}, 不太能吃辣 → {"spicy": "low"} (a wish for more, negated, is none,
@@ -98,7 +103,11 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     unsure = negation.UNSURE_BEFORE.search(before[-negation.WINDOW:]) or negation.UNSURE_AFTER.match(after)
     if set(value.values()) != {"high"} and unsure:
         return []  # 我不得不吃辣, 我一天不吃辣就难受, 我吃不吃辣都无所谓: no wish for less
-    if set(value.values()) == {"high"} and negation.HURTS.match(after):
+    at = message.find(clause)
+    said_next = message[at + len(clause):] if at >= 0 and not after.strip(" 。.!?") else ""
+    if set(value.values()) == {"high"} and (negation.HURTS.match(after) or (
+            not re.search(r"喜欢|爱", before) and _HURTS_NEXT.match(said_next))):
+        # 我吃辣会拉肚子, 我一吃辣胃就疼, 我现在要是吃辣，胃就疼: the taste hurts, so none
         return [say("flavor", "不" + "".join(phrases), value=dict.fromkeys(value, "none"), entities=phrases)]
     if denied or less:
         if set(value.values()) != {"high"}:

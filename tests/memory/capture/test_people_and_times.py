@@ -119,3 +119,18 @@ def test_a_second_reviews_people_allergies_and_tasks(text, expected):
 ])
 def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
     assert said(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the one allergy named beside "no other" (it was a constraint on "除了花生没有任何", or lost)
+    ("我除了花生没有任何过敏", [("allergy", "花生")]),
+    ("除了花生以外我都不过敏", [("allergy", "花生")]),
+    ("我没有任何食物过敏", []),
+    # a taste that hurts is not wanted (我一吃辣胃就疼 was "prefers spicy")
+    ("我一吃辣胃就疼", [("flavor_profile", {"spicy": "none"})]),
+    ("我现在要是吃辣，胃就疼", [("flavor_profile", {"spicy": "none"})]),
+    ("我喜欢吃辣，头疼的时候除外", [("flavor_profile", {"spicy": "high"})]),
+    ("我一吃辣就开心", [("flavor_profile", {"spicy": "high"})]),
+])
+def test_an_allergy_but_for_others_and_a_taste_that_hurts(text, expected):
+    assert said(text) == expected
