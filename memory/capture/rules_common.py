@@ -13,7 +13,7 @@ weights the seed's examples use (avoid_ingredient 0.98/0.9, flavor_profile 0.95/
 
 import json
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -151,6 +151,7 @@ class Subjects:
     carries: re.Pattern[str] | None = None
     joint: tuple[re.Pattern[str], re.Pattern[str]] | None = None
     named: Callable[[str, str], bool] | None = None
+    leading_name: Callable[[str], int] | None = None
 
     def _joined(self, sentence: str, mention: re.Match[str]) -> bool:
         if self.joint is None:
@@ -173,7 +174,22 @@ class Subjects:
             if self.lead.fullmatch(sentence[starts[index]: mention.start()].strip()):
                 heads.append(mention.end())
                 subject[index] = "other"
-        users = [mention.start() for mention in self.user.finditer(sentence)]
+        if self.leading_name is not None:  # Sarah是穆斯林，不吃猪肉: a named subject, carried on like a mention
+            for index, clause_start in enumerate(starts):
+                if not subject[index]:
+                    clause_end = starts[index + 1] - 1 if index + 1 < len(starts) else len(sentence)
+                    text = sentence[clause_start: clause_end]
+                    named_end = self.leading_name(text.lstrip())
+                    if named_end:
+                        end = clause_start + len(text) - len(text.lstrip()) + named_end
+                        insort(ends, end)
+                        insort(heads, end)
+                        subject[index] = "other"
+        # the user, but not as the owner of someone (张伟是我同事，对花生过敏: 我 of 我同事 is not the subject)
+        owned = {mention.start() for mention in self.others.finditer(sentence)}
+        users = [mention.start() for mention in self.user.finditer(sentence)
+                 if not ({mention.end(), mention.end() + 1} & owned and sentence[mention.end(): mention.end() + 1] in "的"
+                         or mention.end() in owned)]
         earlier = [""] * len(starts)  # whose the clause before is: its subject, or carried on
         firsts = []  # where each clause's words begin
         for index, clause_start in enumerate(starts):

@@ -134,3 +134,19 @@ def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
 ])
 def test_an_allergy_but_for_others_and_a_taste_that_hurts(text, expected):
     assert said(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a clause that names nobody goes on about the person named first (a review's)
+    ("Sarah是穆斯林，不吃猪肉", []),
+    ("小明是学生，不吃香菜", []),
+    ("Sarah是穆斯林，我不吃猪肉", [("avoid_ingredient", "猪肉")]),
+    ("我叫小红，住在杭州", [("name", {"name": "小红"}), ("home", {"lives": "杭州"})]),
+    ("周末不吃辣，平时无所谓", [("flavor_profile", {"spicy": "none"})]),
+    # 我 owning someone (我同事) is not the user as the subject
+    ("张伟是我同事，对花生过敏", []),
+    ("我妈来了，我不吃香菜", [("avoid_ingredient", "香菜")]),
+    ("我和我妈都不吃香菜", [("avoid_ingredient", "香菜")]),
+])
+def test_a_clause_goes_on_about_the_person_named_before_it(text, expected):
+    assert said(text) == expected
