@@ -335,9 +335,9 @@ class Supposition:
         if opened is not None:
             if self.between.fullmatch(sentence, opened.end(), start) is not None:
                 return True
-            return any(self.between.fullmatch(sentence, then.end(), start) is not None
+            return any(then.end() <= start and self.between.fullmatch(sentence, then.end(), start) is not None
                        and self._supposes_the_user(sentence[opened.start(): then.start()])
-                       for then in self.then.finditer(sentence, opened.end(), start))
+                       for then in self.then.finditer(sentence, opened.end(), end))  # (`then` may look ahead)
         if comma < 0 or start - comma > self.WINDOW:
             return False
         previous = sentence.rfind(",", 0, comma)

@@ -443,7 +443,9 @@ LANGUAGE = Language(
                          r"|understood|understand|real|frank|mention|mentioned|told|tell|said|say|forgot|forget|may|might add"
                          r"|must say|clear|discussed|talked|covered|brought|serious|blunt|truthful|upfront|straight"
                          r"|transparent|guess|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b", re.IGNORECASE),
-        then=re.compile(r"\bthen\b", re.IGNORECASE),
+        # (or where the consequence begins without a mark: "If I get pregnant I can't eat sushi")
+        then=re.compile(r"\bthen\b|(?<=\s)(?=(?:I|we)(?:'ll|'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't"
+                        r"|wouldn't|shouldn't|should|have to|need to|must|might|may))\b)", re.IGNORECASE),
         follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
                            r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
         apart=re.compile(r"\b(?:but(?! also)|although|though|anyway|by the way|btw)\b", re.IGNORECASE),

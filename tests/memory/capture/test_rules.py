@@ -499,6 +499,10 @@ def test_an_earlier_dui_does_not_hide_the_allergy(text, expected):
     ("我如果感冒了，就不吃辣", []),
     ("万一过敏了，我就不吃了", []),
     ("如果我们点外卖，我就不要葱", [("avoid_ingredient", "葱")]),
+    # an English consequence said without a mark (a review's)
+    ("If I get pregnant I can't eat sushi", []),
+    ("Remember, if I'm ever pregnant I can't eat sushi", [(None, "If I'm ever pregnant I can't eat sushi")]),
+    ("If I'm cooking I can't have onions", [("avoid_ingredient", "onions")]),
     # a note that imagines a change of the user's and what they would do then (a newcomer's)
     ("Remember, if I were vegetarian I'd eat more tofu.", []),
     ("记住，要是我是素食者，我会多吃豆腐。", []),
