@@ -25,6 +25,8 @@ from memory.capture.words_en import (
     FLAVORS,
     ITEM,
     MOVE_END,
+    NOT_A_TASK,
+    NOT_REMINDED,
     POINTING,
     RETRACTION,
     TEXTS,
@@ -181,19 +183,10 @@ def _decision(match: re.Match[str], message: str) -> list[Finding]:
     return [say("decision", text, entities=[])] if text else []
 
 
-_ABSTRACT = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find a|figure|think|take a break|remember"
-                       r"|get over|move on|take care|go|get going|run|leave|talk|say|tell|know|see|admit)\b", re.IGNORECASE)
-
-
-# "Don't remind me to go to the gym", "No need to remind me to call mom"
-_NOT_REMINDED = re.compile(r"\b(?:don'?t|do not|never|no need to|not|stop|no longer)(?:\s+(?:ever|again|need to))?\s*$",
-                           re.IGNORECASE)
-
-
 def _task(match: re.Match[str], message: str) -> list[Finding]:
     text = _text(match, longest=10)
-    if (not text or _ABSTRACT.match(text) or POINTING & set(text.lower().split()) - {"my", "our"}
-            or _NOT_REMINDED.search(match.string, 0, match.start())):
+    if (not text or NOT_A_TASK.match(text) or POINTING & set(text.lower().split()) - {"my", "our"}
+            or NOT_REMINDED.search(match.string, 0, match.start())):
         return []
     finding = say("task", text, value={"task": text, "status": "open"}, entities=[])
     listed = re.match(r"\s*(?:todo|to-do|to do)\b", match.group(0), re.IGNORECASE)

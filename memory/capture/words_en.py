@@ -147,3 +147,13 @@ RETRACTION = re.compile(
     r"|^\s*(?:but\s+|and\s+)?(?:(?:that'?s|that is|which is)\s+(?:not true|untrue|wrong|false|a lie|not right|incorrect"
     r"|not the case)|(?:it'?s|it is|this is)\s+(?:not true|untrue|a lie|not the case))[\s!.…]*$"
     r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE)
+
+
+# What "I need to …" says that is no task ("I need to relax", "I have to say…").
+NOT_A_TASK = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find a|figure|think|take a break|remember"
+                        r"|get over|move on|take care|go|get going|run|leave|talk|say|tell|know|see|admit)\b", re.IGNORECASE)
+
+
+# "Don't remind me to go to the gym", "No need to remind me to call mom"
+NOT_REMINDED = re.compile(r"\b(?:don'?t|do not|never|no need to|not|stop|no longer)(?:\s+(?:ever|again|need to))?\s*$",
+                          re.IGNORECASE)
