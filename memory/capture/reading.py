@@ -113,9 +113,8 @@ _LAUGHTER = re.compile(r"(?:[\W哈呵嘿嘻哎啊嗯哦噢]|好吧|好啦|算了
                        r"|\b(?:ha(?:ha)+|lol|lmao|hehe|oops|ok|okay|sorry|nah|no|well)\b)*", re.IGNORECASE)
 DENIALS = tuple((language.denial, language.supposition.apart) for language in LANGUAGES
                 if language.denial is not None and language.supposition is not None)
-
-
 DENIAL_WINDOW = 40  # characters before a statement read for a denial (a long clause stays linear)
+RETRACTIONS = tuple(language.retraction for language in LANGUAGES if language.retraction is not None)
 
 
 def _denied(sentence: str, start: int) -> bool:
@@ -128,7 +127,6 @@ def _denied(sentence: str, start: int) -> bool:
         if last is not None and not apart.search(sentence, last.end(), start):
             return True
     return False
-RETRACTIONS = tuple(language.retraction for language in LANGUAGES if language.retraction is not None)
 
 
 def taken_back_before(sentence: str) -> int:
@@ -171,8 +169,8 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
-    the rule, nor denied (Language.denial), nor taken back (taken_back_before). Only the matches starting between `since` and
-    `until` are kept (the words a "me too" wrote out)."""
+    the rule, nor denied (Language.denial), nor taken back (taken_back_before). Only the matches
+    starting between `since` and `until` are kept (the words a "me too" wrote out)."""
     until = len(sentence) if until is None else until
     since = max(since, taken_back_before(sentence))
     found: list[tuple[int, Finding]] = []

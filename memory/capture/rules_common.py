@@ -260,8 +260,8 @@ class Language:
     instead of a fact (Supposition); ME_TOO, a sentence with each clause that says "me too"
     written out as the clause before it said of the user (我老公不吃香菜，我也是 → 我老公不吃香菜,我也
     不吃香菜); RETRACTION, a clause that takes back what was just said (开玩笑的, just kidding),
-    searched in each clause: it matches at the clause's start (after an interjection) or ends
-    it, and its start is where the taking back stands (memory.capture.reading.retracted_before);
+    searched in each clause, its start where the taking back stands
+    (memory.capture.reading.taken_back_before);
     DENIAL, words before a statement in its clause that deny saying it (我从来没说过, "I never
     said"): the statement is no one's."""
 

@@ -141,7 +141,7 @@ NAME_LONGEST = 48  # characters before an allergy's 对 read for a name; longer 
 # Latin words that are no name before Chinese (OK我住在杭州, btw不吃香菜, emmm, hhh, Actually不吃香菜)
 _NOT_LATIN_NAMES = (r"(?i:ok(?:ay)?|btw|lol|hello|hi|hey|hm+|e+m+|h+|ha(?:ha)+|he(?:he)+|yes|yeah|yep|wow|oh|ah|well|so|and"
                     r"|but|also|plus|ps|fyi|anyway|tbh|sorry|thanks?|actually|basically|honestly|seriously|really"
-                    r"|personally|generally|usually|normally|note|please|pls|plz|no|nope|nah|sure|fine|and|or|then"
+                    r"|personally|generally|usually|normally|note|please|pls|plz|no|nope|nah|sure|fine|or|then"
                     r"|now|today|tonight|tomorrow|yesterday|maybe|still|just|even|again|m+|um+|uh+|er+|eh|aha|omg|yup|yea"
                     r"|ya|thx|ty|gosh|damn|dang|jeez|hah|xd|oops|alright|imo|imho|dear|bro|sis|dude|man|guys|bruh|babe"
                     r"|honey|k+|ok+)(?![A-Za-z])")
@@ -150,14 +150,14 @@ _TITLES = "老师|哥|姐|总|先生|女士|小姐|叔叔?|阿姨|同学|医生|
 # People in general (很多人对花生过敏). 大家 and 所有人 are the thesaurus's words, and so the user's
 # (大家都爱吃辣，包括我; 我们家大家都对花生过敏): they often include the user. GENERAL never does
 # (普通人对花生过敏), whatever the thesaurus knows of it.
-PEOPLE = "大家|所有人|很多人|好多人|有些人|有的人"
 GENERAL = "很多人|好多人|有些人|有的人|许多人|不少人|一般人|普通人|别人|其他人"
+PEOPLE = f"大家|所有人|{GENERAL}"
 
 
 def named(tag: str, *, spoken_to: bool = True, latin: bool = True, capitalised: bool = False) -> str:
     """Someone named (the group `tag` reads a doubled character; a Latin word when `latin`, only
     a capitalised one (Tom, Anna) when `capitalised`), or spoken to (你, 您) when `spoken_to`."""
-    return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}|{GENERAL}"
+    return (rf"(?:{'你|您|' if spoken_to else ''}{PEOPLE}"
             + (rf"|(?!{_NOT_LATIN_NAMES})[A-Za-z][A-Za-z.'-]*" if latin else "")
             + (rf"|(?!{_NOT_LATIN_NAMES})[A-Z][a-z]{{1,15}}(?:\s[A-Z][a-z]{{1,15}})?\s?(?:{_TITLES})?" if capitalised else "") +
             rf"|(?:欧阳|司马|上官|诸葛|东方|慕容)[{HAN}]{{1,2}}"
