@@ -80,15 +80,18 @@ class _Proposal:
 
     def body(self) -> dict[str, Any]:
         """The propose body: a create names the whole node; a supersede only what changes
-        (type, scope, domain and category stay the target's)."""
+        (scope stays the target's; type, domain and category too, but for a finding of another
+        kind, an allergy replacing "no allergies")."""
         node: dict[str, Any] = {}
         spec = self.finding.spec
         if self.target is None:
             node.update(scope=self.scope, type=self.type, domain=spec.domain)
-            if spec.category_path:
-                node["category_path"] = list(spec.category_path)
-        if self.key and (self.target is None or self.key != self.target.key):
-            node["key"] = self.key
+        elif self.type != self.target.type or spec.domain != self.target.domain:
+            node.update(type=self.type, domain=spec.domain)  # an allergy after "no allergies": its own kind
+        if spec.category_path and (self.target is None or "type" in node):
+            node["category_path"] = list(spec.category_path)
+        if (self.key and self.target is None) or (self.target is not None and self.key != self.target.key):
+            node["key"] = self.key  # ("" for a keyless allergy replacing "no allergies")
         node.update(value_json=self.value, title=self.title[:200], content=self.content[:4000],
                     confidence=spec.confidence, importance=spec.importance, tags=list(self.tags),
                     entities=[entity[:64] for entity in self.entities][:32], source_message_ids=list(self.sources))
@@ -129,6 +132,8 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
         return node.domain == COOKING and node.key in REPLACES[key] and same_text(_ingredient(node.value_json), finding.item)
     if finding.kind in PROFILE_FIELDS:
         return profile_replaces(finding, node)
+    if finding.kind in ("allergy", "allergy_other"):
+        return node.key == "no_allergies"  # "I'm not allergic to anything" said before, now an allergy
     if finding.kind == "correction":
         return node.type != "correction" and any(same_text(text, finding.old) for text in value_strings(node.value_json))
     if finding.kind == "task_done":
@@ -228,7 +233,8 @@ class _Plan:
         finding = proposal.finding
         proposal.target = target
         proposal.scope = target.scope
-        proposal.type = target.type
+        if target.key != "no_allergies":
+            proposal.type = target.type
         # Revising their own user memory in their own words counts as the user's intent (seed
         # 更新示例: 香菜现在可以接受一点 replaces 不吃香菜) — for a free-text correction only when
         # it revises a key of the controlled schema.

@@ -55,6 +55,8 @@ KINDS: dict[str, Kind] = {
     "diet": Kind("preference", "dietary_restriction", COOKING, DIET_PATH, 0.95, 0.9),
     "allergy": Kind("constraint", "allergy", COOKING, DIET_PATH, 0.98, 0.95),
     "allergy_other": Kind("constraint", confidence=0.9, importance=0.8),
+    # "I'm not allergic to anything", 我没有任何过敏: a fact, which an allergy said later replaces
+    "no_allergy": Kind("fact", "no_allergies", confidence=0.85, importance=0.6),
     "health": Kind("constraint", "health_condition", COOKING, DIET_PATH, 0.9, 0.8, temporary=DAY),
     "like": Kind("preference", confidence=0.8, importance=0.5),
     "dislike": Kind("preference", confidence=0.8, importance=0.5),

@@ -234,6 +234,11 @@ RULES = (
           rf"{I_AM}\s+(?:feeling\s+)?(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
           r"\bI\s+(?:feel|'m feeling)\s+(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
           subjects=SUBJECTS),
+    # "I'm not allergic to anything", "I have no allergies", "I don't have any (food) allergies"
+    _rule("no_allergy", lambda match, message: [say("no_allergy", "none", value="none", entities=[])],
+          rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b",
+          r"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b",
+          subjects=SUBJECTS),
     _rule("allergy", _allergy,
           rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so|still|currently|now|actually|mildly|slightly|extremely"
           rf"|deathly|highly|seriously|badly|pretty|somewhat|kind of|kinda|a little|a bit)){{0,2}}\s+allergic\s+to\s+{ITEM}"

@@ -55,6 +55,12 @@ def _avoid(match: re.Match[str], message: str) -> list[Finding]:
     return [say("avoid", item) for item in found]
 
 
+def _no_allergy(match: re.Match[str], message: str) -> list[Finding]:
+    if "除了" in match.string[: match.start()]:
+        return []  # 除了花生以外我都不过敏: the allergy rule reads the one named
+    return [say("no_allergy", "无", value="none", entities=[])]
+
+
 def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
     """我不吃香菜 → avoid 香菜; not an amount (不能吃太多肉), not a saying (不吃亏), not the past."""
     before = match.string[: match.start()]
@@ -237,6 +243,10 @@ RULES = (
     _own("health", negation.wanted(_health),
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
+    # 我没有任何过敏, 我什么都不过敏, 我对任何东西都不过敏, 我没有过敏史 (not 我对花生不过敏: one thing)
+    _own("no_allergy", _no_allergy,
+         r"我(?:对)?(?:任何东西|任何食物|什么东西|什么|啥|一切)都?(?:不|没有|没)过敏(?![性史])(?:的)?(?=\W*$)",
+         r"我(?:从来)?(?:没有|没|并没有)(?:任何|什么)?(?:食物|东西|药物)?过敏(?:史)?(?![性])(?:的)?(?=\W*$)"),
     _own("allergy", negation.wanted(allergy),
          # The item holds no 对: the 对 right before it is the one that governs it (对了我对虾过敏,
          # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).

@@ -84,6 +84,7 @@ TEXTS = {
     "fact_works": ("User works at {item}", "The user said they work at {item}.", ("work",)),
     "fact_named": ("User's {what} is named {item}", "The user's {what} is named {item}.", ("family",)),
     "fact_name": ("User's name is {item}", "The user said their name is {item}.", ("name",)),
+    "no_allergy": ("User has no known allergies", "The user said they are not allergic to anything.", ("allergy",)),
     "fact_job": ("User is a {item}", "The user said they are a {item}.", ("work",)),
     "note": ("{item}", "The user asked to remember: {item}", ("remember",)),
     "decision": ("Decision: {item}", "Decided: {item}", ("decision",)),

@@ -65,6 +65,7 @@ TEXTS = {
     "fact_works": ("用户在{item}工作", "用户说自己在{item}工作。", ("工作",)),
     "fact_named": ("用户的{what}叫{item}", "用户的{what}叫{item}。", ("家人",)),
     "fact_name": ("用户叫{item}", "用户说自己叫{item}。", ("姓名",)),
+    "no_allergy": ("用户没有已知的过敏", "用户说自己没有任何过敏。", ("过敏",)),
     "fact_job": ("用户是{item}", "用户说自己是{item}。", ("工作",)),
     "note": ("{item}", "用户要求记住：{item}", ("记住",)),
     "decision": ("决定：{item}", "决定：{item}", ("决定",)),

@@ -125,7 +125,7 @@ def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
     # the one allergy named beside "no other" (it was a constraint on "除了花生没有任何", or lost)
     ("我除了花生没有任何过敏", [("allergy", "花生")]),
     ("除了花生以外我都不过敏", [("allergy", "花生")]),
-    ("我没有任何食物过敏", []),
+    ("我没有任何食物过敏", [("no_allergies", "none")]),
     # a taste that hurts is not wanted (我一吃辣胃就疼 was "prefers spicy")
     ("我一吃辣胃就疼", [("flavor_profile", {"spicy": "none"})]),
     ("我现在要是吃辣，胃就疼", [("flavor_profile", {"spicy": "none"})]),

@@ -152,3 +152,19 @@ def test_a_locomo_conversation_gives_no_malformed_operation(principal, conversat
     with capsys.disabled():
         print(f"\n{conversation}: operations {dict(types)}; outcomes {dict(outcomes)}")
     assert sum(types.values()) == sum(outcomes.values()) > 0
+
+
+@pytest.mark.parametrize(("said", "key", "value", "type_"), [
+    ("我对花生过敏", "allergy", "花生", "constraint"),
+    ("I'm allergic to penicillin", "", "penicillin", "constraint"),  # keyless: the successor drops the old key
+])
+def test_an_allergy_replaces_no_allergies_said_before(principal, said, key, value, type_):
+    """A newcomer's "I'm not allergic to anything" and a later allergy stayed side by side, both
+    injected (R-QUERY conflicts): the allergy now supersedes it, in its own kind."""
+    _, [result] = capture(principal, "记住，我没有任何过敏")
+    assert result.accepted and (result.node.key, result.node.type, result.node.scope) == ("no_allergies", "fact", "user")
+    _, [replaced] = capture(principal, said, owner={**OWNER, "session_id": "cook-2"})
+    assert replaced.accepted and replaced.superseded_id == result.node.pk
+    node = replaced.node
+    assert (node.key, node.value_json, node.type, node.scope, node.user_id) == (key, value, type_, "user", "xiaoming")
+    assert list(active_nodes(user_id="xiaoming").values_list("key", flat=True)) == [key]
