@@ -29,6 +29,9 @@ from memory.capture.words_en import (
     NOT_REMINDED,
     POINTING,
     RETRACTION,
+    SUPPOSE_FOLLOWS,
+    SUPPOSE_HEDGE,
+    SUPPOSE_THEN,
     TEXTS,
     clean,
     is_food,
@@ -225,6 +228,7 @@ I_AM = r"\bI(?:'m| am)"
 # Whom one lives with, between "live" and "in": "with my parents", "with our two dogs", "with them".
 _WITH = r"(?:with\s+(?:(?:my|our|a|an|two|three|four)\s+(?:[a-z'-]+\s+){1,4}?|(?:him|her|them)\s+))?"
 PHRASE = r"[^,.;!?]{1,40}"
+_NONE_BUT = r"(?!\s*,?\s*(?:except|but|other than|besides|apart from|aside from)\b)"
 RULES = (
     _rule("health", _health,
           r"\bI\s+(?:have|'ve got|got|'ve had|have had)\s+(?:an?\s+|a bit of an?\s+|a slight\s+|a bad\s+)?"
@@ -235,15 +239,20 @@ RULES = (
           r"\bI\s+(?:feel|'m feeling)\s+(?:a bit\s+|a little\s+)?(?P<ail>sick|unwell|nauseous)\b(?!\s+(?:of|and tired))",
           subjects=SUBJECTS),
     # "I'm not allergic to anything", "I have no allergies", "I don't have any (food) allergies"
+    # "…, except peanuts" names the one: an allergy (the second pattern of the allergy rule)
     _rule("no_allergy", lambda match, message: [say("no_allergy", "none", value="none", entities=[])],
-          rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b",
-          r"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b",
+          rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b{_NONE_BUT}",
+          rf"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b{_NONE_BUT}",
           subjects=SUBJECTS),
     _rule("allergy", _allergy,
           rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so|still|currently|now|actually|mildly|slightly|extremely"
           rf"|deathly|highly|seriously|badly|pretty|somewhat|kind of|kinda|a little|a bit)){{0,2}}\s+allergic\s+to\s+{ITEM}"
           rf"{END_WHOLE}",
-          rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b", subjects=SUBJECTS),
+          rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b",
+          rf"(?:{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)|\bI\s+(?:have\s+no|don'?t\s+have\s+any)\s+"
+          rf"(?:food\s+)?allergies)\s*,?\s+(?:except(?:\s+for)?|but|other than|besides|apart from|aside from)\s+{ITEM}"
+          rf"{END_WHOLE}",
+          subjects=SUBJECTS),
     _rule("diet", _diet,
           rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b",
           subjects=SUBJECTS),
@@ -437,15 +446,9 @@ LANGUAGE = Language(
                              r"|go vegan|go vegetarian|go keto|find out|am|was|were|be|have been)\b"
                              r"|(?:'m|\s+am|'re|\s+are)(?!\s+\w+ing\b))",
                              re.IGNORECASE),
-        hedge=re.compile(r"\b(?:honest|mistaken|wrong|right|correct|correctly|remember|remembering|misremembering|recall"
-                         r"|understood|understand|real|frank|mention|mentioned|told|tell|said|say|forgot|forget|may|might add"
-                         r"|must say|clear|discussed|talked|covered|brought|serious|blunt|truthful|upfront|straight"
-                         r"|transparent|guess|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b", re.IGNORECASE),
-        # (or where the consequence begins without a mark: "If I get pregnant I can't eat sushi")
-        then=re.compile(r"\bthen\b|(?<=\s)(?=(?:I|we)(?:'ll|'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't"
-                        r"|wouldn't|shouldn't|should|have to|need to|must|might|may))\b)", re.IGNORECASE),
-        follows=re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't|wouldn't"
-                           r"|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE),
+        hedge=SUPPOSE_HEDGE,
+        then=SUPPOSE_THEN,
+        follows=SUPPOSE_FOLLOWS,
         apart=re.compile(r"\b(?:but(?! also)|although|though|anyway|by the way|btw)\b", re.IGNORECASE),
         would=re.compile(r"\b(?:I|we)(?:'d|\s+would|\s+could|\s+might)\b", re.IGNORECASE),
     ),

@@ -158,3 +158,19 @@ NOT_A_TASK = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find
 # "Don't remind me to go to the gym", "No need to remind me to call mom"
 NOT_REMINDED = re.compile(r"\b(?:don'?t|do not|never|no need to|not|stop|no longer)(?:\s+(?:ever|again|need to))?\s*$",
                           re.IGNORECASE)
+
+
+# What a supposition's clause says that makes it a hedge about the saying ("If I'm being honest",
+# "In case I didn't mention it") or a when-I-eat condition, not a supposition of the user's (Supposition.hedge).
+SUPPOSE_HEDGE = re.compile(r"\b(?:honest|mistaken|wrong|right|correct|correctly|remember|remembering|misremembering|recall"
+                           r"|understood|understand|real|frank|mention|mentioned|told|tell|said|say|forgot|forget|may"
+                           r"|might add|must say|clear|discussed|talked|covered|brought|serious|blunt|truthful|upfront"
+                           r"|straight|transparent|guess|eat|eats|eating|drink|touch|smell|have any|have dairy|get near)\b",
+                           re.IGNORECASE)
+# Where a supposition's consequence begins in its clause: "then", or where the user's would-be
+# doing begins without a mark ("If I get pregnant I can't eat sushi") (Supposition.then); and a
+# clause that begins as one (Supposition.follows).
+SUPPOSE_THEN = re.compile(r"\bthen\b|(?<=\s)(?=(?:I|we)(?:'ll|'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't"
+                          r"|wouldn't|shouldn't|should|have to|need to|must|might|may))\b)", re.IGNORECASE)
+SUPPOSE_FOLLOWS = re.compile(r"(?:then\s+)?(?:I|we)(?:\s*'ll|\s*'d|\s+(?:can't|cannot|can not|won't|will|would|couldn't"
+                             r"|wouldn't|shouldn't|should|have to|need to|must|might|may))\b|then\b", re.IGNORECASE)

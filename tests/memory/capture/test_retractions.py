@@ -104,6 +104,10 @@ def test_the_users_next_message_takes_back_the_last_statement_when_no_one_spoke_
     ("我住在杭州，不对，我住在成都", [("home", {"lives": "成都"})]),
     # no allergy at all is no allergy to "没有任何" (a constraint, injected first)
     ("我没有任何过敏", [("no_allergies", "none")]),
+    ("I'm not allergic to anything", [("no_allergies", "none")]),
+    ("I'm not allergic to anything except shellfish", [("allergy", "shellfish")]),
+    ("I don't have any allergies except peanuts", [("allergy", "peanuts")]),
+    ("I have no allergies, but I hate cilantro", [("no_allergies", "none"), ("avoid_ingredient", "cilantro")]),
     ("我没有什么过敏的", [("no_allergies", "none")]),
     ("我对任何坚果都过敏", [("allergy", "坚果")]),
     # 素 is no ingredient; not eating 荤 is a vegetarian
