@@ -31,8 +31,10 @@ UNSURE_BEFORE = re.compile(r"(?:不得|一天|可能|怎么|觉得|知道|吃|�
 UNSURE_AFTER = re.compile(r"(?:就|的人|的话|都|也行|也可以|不行|会死|难受)")
 UNSURE_IN_ITEM = re.compile(r"就|的人|的话|都|也行|也可以|不行|会死|难受|是假|假的|开玩笑")  # 我不吃香菜是假的
 # After a flavour wished for, what it does to the user: 我吃辣会拉肚子, 吃辣对我来说是折磨.
-HURTS = re.compile(r"(?:胃|肚子|嗓子|喉咙|牙|头|脸|皮肤|嘴巴?|身上)?(?:就|会|总|容易|总是|老是|一)*"
-                   r"(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|不行|疼|痛|痒|起疹子|对我来说是折磨|是折磨)")
+HURTS = re.compile(r"(?:就|会|总|容易|总是|老是|一)?(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|不行"
+                   r"|对我来说是折磨|是折磨)"
+                   # (a body part that hurts: 我一吃辣胃就疼; not 痛快, 疼并快乐着)
+                   r"|(?:胃|肚子|嗓子|喉咙|牙|头|脸|皮肤|嘴巴?|身上)(?:就|会|总|容易|总是|老是)*(?:疼|痛|痒|起疹子)(?!快|并)")
 LESS = re.compile(rf"(?<![多至不])少(?:{SOFT}|{BETWEEN})*+$")  # 很少吃辣, 医生让我少吃辣
 DID_NOT = re.compile(rf"没有?(?:{SOFT}|{BETWEEN})*+$")
 # 我以前很爱吃辣，现在不行了: a taste of the past

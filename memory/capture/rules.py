@@ -86,8 +86,8 @@ class _Proposal:
         spec = self.finding.spec
         if self.target is None:
             node.update(scope=self.scope, type=self.type, domain=spec.domain)
-        elif self.type != self.target.type or spec.domain != self.target.domain:
-            node.update(type=self.type, domain=spec.domain)  # an allergy after "no allergies": its own kind
+        elif self.type != self.target.type or spec.domain != self.target.domain or self.scope != self.target.scope:
+            node.update(scope=self.scope, type=self.type, domain=spec.domain)  # an allergy after "no allergies"
         if spec.category_path and (self.target is None or "type" in node):
             node["category_path"] = list(spec.category_path)
         if (self.key and self.target is None) or (self.target is not None and self.key != self.target.key):
@@ -214,9 +214,11 @@ class _Plan:
                 return index, None
         # Only the user's own memory (theirs, or this session's) is revised by what they say;
         # the workspace's is shared with others and changes by an explicit proposal.
+        taken = {proposal.target.id for proposal in self.proposals if proposal.target is not None}
         existing = [node for node in self.context.existing
                     if (node.scope in (USER, SESSION) or (finding.kind == "task_done" and node.type == "task"))
-                    and not (temporary and node.scope != SESSION)]
+                    and not (temporary and node.scope != SESSION)
+                    and not (node.key == "no_allergies" and node.id in taken)]  # the first allergy replaced it
         for node in existing:
             if _replaces(finding, node):
                 return None, node
@@ -232,9 +234,11 @@ class _Plan:
         revises their own user memory in their own words (seed 更新示例)."""
         finding = proposal.finding
         proposal.target = target
+        proposal.reason = f"{finding.rule}: replaces node {target.id} ({target.key or target.title[:60]})"
+        if target.key == "no_allergies":
+            return  # an allergy, in its own kind and scope, as if nothing were replaced
         proposal.scope = target.scope
-        if target.key != "no_allergies":
-            proposal.type = target.type
+        proposal.type = target.type
         # Revising their own user memory in their own words counts as the user's intent (seed
         # 更新示例: 香菜现在可以接受一点 replaces 不吃香菜) — for a free-text correction only when
         # it revises a key of the controlled schema.
@@ -245,7 +249,6 @@ class _Plan:
             self._correct(proposal, target)
         elif finding.kind == "task_done":
             self._close(proposal, target.value_json, _task_text(target))
-        proposal.reason = f"{finding.rule}: replaces node {target.id} ({target.key or target.title[:60]})"
 
     def _correct(self, proposal: _Proposal, target: NodeView) -> None:
         old, new = proposal.finding.old, proposal.finding.item

@@ -13,7 +13,7 @@ weights the seed's examples use (avoid_ingredient 0.98/0.9, flavor_profile 0.95/
 
 import json
 import re
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -153,7 +153,6 @@ class Subjects:
     carries: re.Pattern[str] | None = None
     joint: tuple[re.Pattern[str], re.Pattern[str]] | None = None
     named: Callable[[str, str], bool] | None = None
-    leading_name: Callable[[str], int] | None = None
 
     def _joined(self, sentence: str, mention: re.Match[str]) -> bool:
         if self.joint is None:
@@ -176,17 +175,6 @@ class Subjects:
             if self.lead.fullmatch(sentence[starts[index]: mention.start()].strip()):
                 heads.append(mention.end())
                 subject[index] = "other"
-        if self.leading_name is not None:  # Sarah是穆斯林，不吃猪肉: a named subject, carried on like a mention
-            for index, clause_start in enumerate(starts):
-                if not subject[index]:
-                    clause_end = starts[index + 1] - 1 if index + 1 < len(starts) else len(sentence)
-                    text = sentence[clause_start: clause_end]
-                    named_end = self.leading_name(text.lstrip())
-                    if named_end:
-                        end = clause_start + len(text) - len(text.lstrip()) + named_end
-                        insort(ends, end)
-                        insort(heads, end)
-                        subject[index] = "other"
         # the user, but not as the owner of someone (张伟是我同事，对花生过敏: 我 of 我同事 is not the subject)
         owned = {mention.start() for mention in self.others.finditer(sentence)}
         users = [mention.start() for mention in self.user.finditer(sentence)

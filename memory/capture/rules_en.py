@@ -228,7 +228,22 @@ I_AM = r"\bI(?:'m| am)"
 # Whom one lives with, between "live" and "in": "with my parents", "with our two dogs", "with them".
 _WITH = r"(?:with\s+(?:(?:my|our|a|an|two|three|four)\s+(?:[a-z'-]+\s+){1,4}?|(?:him|her|them)\s+))?"
 PHRASE = r"[^,.;!?]{1,40}"
-_NONE_BUT = r"(?!\s*,?\s*(?:except|but|other than|besides|apart from|aside from)\b)"
+_BUT_FOR = re.compile(r"\W*(?:well\s+)?(?:except(?:\s+for)?|other than|besides|apart from|aside from)\s+"
+                      r"(?P<x>[a-z][\w' -]{1,40}?)\W*$", re.IGNORECASE)
+
+
+def _no_allergy(match: re.Match[str], message: str) -> list[Finding]:
+    """"I have no allergies" → no_allergies; "…, except shellfish" (after a pause) → that allergy."""
+    at = message.find(match.string)
+    rest = re.split(r"[!?;\n]|\.(?!\.)", message[at + match.end(): at + match.end() + 80])[0] if at >= 0 else ""
+    but_for = _BUT_FOR.match(rest)
+    if but_for:
+        found = items(but_for["x"], longest=6)
+        return [say("allergy", item.lower()) if is_food(item) else say("allergy_other", item) for item in found]
+    return [say("no_allergy", "none", value="none", entities=[])]
+
+
+_NONE_BUT = r"(?!\W*(?:well\s+)?(?:except|other than|besides|apart from|aside from)\b)"
 RULES = (
     _rule("health", _health,
           r"\bI\s+(?:have|'ve got|got|'ve had|have had)\s+(?:an?\s+|a bit of an?\s+|a slight\s+|a bad\s+)?"
@@ -240,7 +255,7 @@ RULES = (
           subjects=SUBJECTS),
     # "I'm not allergic to anything", "I have no allergies", "I don't have any (food) allergies"
     # "…, except peanuts" names the one: an allergy (the second pattern of the allergy rule)
-    _rule("no_allergy", lambda match, message: [say("no_allergy", "none", value="none", entities=[])],
+    _rule("no_allergy", _no_allergy,
           rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b{_NONE_BUT}",
           rf"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b{_NONE_BUT}",
           subjects=SUBJECTS),
@@ -250,7 +265,7 @@ RULES = (
           rf"{END_WHOLE}",
           rf"\bI\s+have\s+(?:an?\s+)?{ITEM}\s+allerg(?:y|ies)\b",
           rf"(?:{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)|\bI\s+(?:have\s+no|don'?t\s+have\s+any)\s+"
-          rf"(?:food\s+)?allergies)\s*,?\s+(?:except(?:\s+for)?|but|other than|besides|apart from|aside from)\s+{ITEM}"
+          rf"(?:food\s+)?allergies)\s*,?\s+(?:except(?:\s+for)?|other than|besides|apart from|aside from)\s+{ITEM}"
           rf"{END_WHOLE}",
           subjects=SUBJECTS),
     _rule("diet", _diet,

@@ -55,9 +55,20 @@ def _avoid(match: re.Match[str], message: str) -> list[Finding]:
     return [say("avoid", item) for item in found]
 
 
+_BUT_FOR_AFTER = re.compile(r"[\s,.…~!]*(?:但是?|不过)?除了(?P<x>[^,。!?;]{1,12}?)(?:以外|之外)?(?:都|也)?(?:会|要)?(?:过敏)?"
+                            r"\W*$")
+
+
 def _no_allergy(match: re.Match[str], message: str) -> list[Finding]:
+    """我没有任何过敏 → no_allergies; but for one named before or after it (除了花生以外我都不过敏,
+    我没有任何过敏，除了花生) that allergy."""
     if "除了" in match.string[: match.start()]:
-        return []  # 除了花生以外我都不过敏: the allergy rule reads the one named
+        return []  # the allergy rule reads the one named before
+    at = message.find(match.string)
+    rest = re.split(r"[。!?;\n]", message[at + len(match.string): at + len(match.string) + 40])[0] if at >= 0 else ""
+    but_for = _BUT_FOR_AFTER.match(rest)
+    if but_for:
+        return [say("allergy", one) if is_food(one) else say("allergy_other", one) for one in items(but_for["x"], longest=8)]
     return [say("no_allergy", "无", value="none", entities=[])]
 
 
@@ -87,8 +98,13 @@ def _limit(match: re.Match[str], message: str) -> list[Finding]:
 
 
 # …，胃就疼 / 就会拉肚子: what eating it does, said in the next clause (not 头疼的时候: a time)
-_HURTS_NEXT = re.compile(r"[,，]\s*(?:胃|肚子|嗓子|喉咙|牙|头|脸|皮肤|嘴巴?|身上)?(?:就|会|总|容易|总是|老是)+"
-                         r"(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|疼|痛|痒|起疹子)")
+_HURTS_NEXT = re.compile(r"[,，]\s*(?:(?:胃|肚子|嗓子|喉咙|牙|头|脸|皮肤|嘴巴?|身上)(?:就|会|总|容易|总是|老是)*|就会?)"
+                         r"(?:拉肚子|胃疼|胃痛|上火|长痘|过敏|难受|不舒服|肚子疼|受不了|疼|痛|痒|起疹子)(?:了|的)?[\s。.!！~]*$")
+
+
+def _hurts_next(clause: str, message: str) -> bool:
+    at = message.find(clause)
+    return at >= 0 and _HURTS_NEXT.match(message[at + len(clause): at + len(clause) + 30]) is not None
 
 
 def _flavor(match: re.Match[str], message: str) -> list[Finding]:
@@ -109,10 +125,8 @@ def _flavor(match: re.Match[str], message: str) -> list[Finding]:
     unsure = negation.UNSURE_BEFORE.search(before[-negation.WINDOW:]) or negation.UNSURE_AFTER.match(after)
     if set(value.values()) != {"high"} and unsure:
         return []  # 我不得不吃辣, 我一天不吃辣就难受, 我吃不吃辣都无所谓: no wish for less
-    at = message.find(clause)
-    said_next = message[at + len(clause):] if at >= 0 and not after.strip(" 。.!?") else ""
     if set(value.values()) == {"high"} and (negation.HURTS.match(after) or (
-            not re.search(r"喜欢|爱", before) and _HURTS_NEXT.match(said_next))):
+            not after.strip(" 。.!?") and not re.search(r"喜欢|爱", before) and _hurts_next(clause, message))):
         # 我吃辣会拉肚子, 我一吃辣胃就疼, 我现在要是吃辣，胃就疼: the taste hurts, so none
         return [say("flavor", "不" + "".join(phrases), value=dict.fromkeys(value, "none"), entities=phrases)]
     if denied or less:
@@ -246,7 +260,7 @@ RULES = (
     # 我没有任何过敏, 我什么都不过敏, 我对任何东西都不过敏, 我没有过敏史 (not 我对花生不过敏: one thing)
     _own("no_allergy", _no_allergy,
          r"我(?:对)?(?:任何东西|任何食物|什么东西|什么|啥|一切)都?(?:不|没有|没)过敏(?![性史])(?:的)?(?=\W*$)",
-         r"我(?:从来)?(?:没有|没|并没有)(?:任何|什么)?(?:食物|东西|药物)?过敏(?:史)?(?![性])(?:的)?(?=\W*$)"),
+         r"我(?:从来)?(?:没有|没|并没有)(?:任何|什么)?(?:食物|东西)?过敏(?:史)?(?![性])(?:的)?(?=\W*$)"),
     _own("allergy", negation.wanted(allergy),
          # The item holds no 对: the 对 right before it is the one that governs it (对了我对虾过敏,
          # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).

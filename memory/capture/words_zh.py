@@ -228,16 +228,6 @@ def names_someone(before: str, statement: str) -> bool:
     model = thesaurus()
     return model is None or normalize(who) not in model.concepts
 
-def leading_name(clause: str) -> int:
-    """Where the name a clause opens with ends, when what follows is what only a person does
-    (Sarah是穆斯林, 小明是学生: names_someone), else 0: the clauses after it that name nobody go on
-    about that person (Sarah是穆斯林，不吃猪肉 is Sarah's)."""
-    found = _NAMED_DOING.match(clause)
-    if found is None or not found.end() or found.end() > NAME_LONGEST:
-        return 0
-    return found.end() if names_someone(clause[: found.end()], clause[found.end():]) else 0
-
-
 # Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
@@ -247,10 +237,9 @@ LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家
 ASKING = re.compile(r"谁|怎么可能|难道|吗\W*$|是不是|以为|怀疑|不确定")
 # 我和老公都…, 我跟我女儿都…: the user and someone else together (Subjects.joint).
 JOINT = (re.compile(r"我(?:和|跟|与|同)(?:我的?)?$"), re.compile(r"(?:俩|两个人|两个|两人|几个)?(?:也都|都|一起)"))
-SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT, named=names_someone,
-                    leading_name=leading_name)
+SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, joint=JOINT, named=names_someone)
 # Facts may go on about the user in a clause that names nobody (我叫小红，住在杭州，是一名护士),
 # and only then (Subjects.topic_user): not 我老公比我大五岁，是医生, nor 住在楼下的邻居对猫过敏.
 FACT_SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, topic_user=True,
-                         joint=JOINT, named=names_someone, leading_name=leading_name,
+                         joint=JOINT, named=names_someone,
                          carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))

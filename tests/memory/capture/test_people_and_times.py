@@ -131,22 +131,23 @@ def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
     ("我现在要是吃辣，胃就疼", [("flavor_profile", {"spicy": "none"})]),
     ("我喜欢吃辣，头疼的时候除外", [("flavor_profile", {"spicy": "high"})]),
     ("我一吃辣就开心", [("flavor_profile", {"spicy": "high"})]),
+    ("我爱吃辣痛快", [("flavor_profile", {"spicy": "high"})]),  # 痛快 is "satisfying"
+    ("我可以吃辣，会不舒服但没关系", [("flavor_profile", {"spicy": "high"})]),
+    ("我想吃辣，会疼吗", [("flavor_profile", {"spicy": "high"})]),
+    # the one named after "no allergies", after a pause
+    ("我没有任何过敏，除了花生", [("allergy", "花生")]),
+    ("I have no allergies, except shellfish", [("allergy", "shellfish")]),
+    ("I don't have any food allergies but I'm vegetarian", [("no_allergies", "none"), ("dietary_restriction", "vegetarian")]),
 ])
 def test_an_allergy_but_for_others_and_a_taste_that_hurts(text, expected):
     assert said(text) == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    # a clause that names nobody goes on about the person named first (a review's)
-    ("Sarah是穆斯林，不吃猪肉", []),
-    ("小明是学生，不吃香菜", []),
-    ("Sarah是穆斯林，我不吃猪肉", [("avoid_ingredient", "猪肉")]),
-    ("我叫小红，住在杭州", [("name", {"name": "小红"}), ("home", {"lives": "杭州"})]),
-    ("周末不吃辣，平时无所谓", [("flavor_profile", {"spicy": "none"})]),
-    # 我 owning someone (我同事) is not the user as the subject
-    ("张伟是我同事，对花生过敏", []),
+    # 我 owning someone (我老公, 我妈) is no mention of the user after them (我老公说我妈对花生过敏 was the user's)
+    ("我老公说我妈对花生过敏", []),
     ("我妈来了，我不吃香菜", [("avoid_ingredient", "香菜")]),
     ("我和我妈都不吃香菜", [("avoid_ingredient", "香菜")]),
 ])
-def test_a_clause_goes_on_about_the_person_named_before_it(text, expected):
+def test_i_owning_someone_is_no_mention_of_the_user(text, expected):
     assert said(text) == expected

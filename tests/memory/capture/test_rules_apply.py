@@ -165,6 +165,19 @@ def test_an_allergy_replaces_no_allergies_said_before(principal, said, key, valu
     assert result.accepted and (result.node.key, result.node.type, result.node.scope) == ("no_allergies", "fact", "user")
     _, [replaced] = capture(principal, said, owner={**OWNER, "session_id": "cook-2"})
     assert replaced.accepted and replaced.superseded_id == result.node.pk
-    node = replaced.node
-    assert (node.key, node.value_json, node.type, node.scope, node.user_id) == (key, value, type_, "user", "xiaoming")
-    assert list(active_nodes(user_id="xiaoming").values_list("key", flat=True)) == [key]
+    node = replaced.node  # said without "remember": kept in its conversation, as any allergy would be
+    assert (node.key, node.value_json, node.type, node.scope) == (key, value, type_, "session")
+    assert not active_nodes(key="no_allergies").exists() and active_nodes(pk=node.pk).exists()
+
+
+def test_every_allergy_after_no_allergies_is_kept_and_where_it_would_be(principal):
+    """A review's: the second allergy of a message targeted the "no allergies" the first had
+    already replaced, and was lost as a conflict; an explicit allergy took the session scope of
+    the "no allergies" it replaced."""
+    _, [none] = capture(principal, "我没有任何过敏")
+    assert (none.node.key, none.node.scope) == ("no_allergies", "session")
+    _, results = capture(principal, "记住，我对花生过敏，也对虾过敏")
+    assert [result.accepted for result in results] == [True, True]
+    allergies = active_nodes(key="allergy").order_by("pk")
+    assert [(node.value_json, node.scope) for node in allergies] == [("花生", "user"), ("虾", "user")]
+    assert not active_nodes(key="no_allergies").exists()
