@@ -175,11 +175,7 @@ class Subjects:
             if self.lead.fullmatch(sentence[starts[index]: mention.start()].strip()):
                 heads.append(mention.end())
                 subject[index] = "other"
-        # the user, but not as the owner of someone (张伟是我同事，对花生过敏: 我 of 我同事 is not the subject)
-        owned = {mention.start() for mention in self.others.finditer(sentence)}
-        users = [mention.start() for mention in self.user.finditer(sentence)
-                 if not ({mention.end(), mention.end() + 1} & owned and sentence[mention.end(): mention.end() + 1] in "的"
-                         or mention.end() in owned)]
+        users = [mention.start() for mention in self.user.finditer(sentence)]
         earlier = [""] * len(starts)  # whose the clause before is: its subject, or carried on
         firsts = []  # where each clause's words begin
         for index, clause_start in enumerate(starts):

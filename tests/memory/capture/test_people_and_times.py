@@ -141,13 +141,3 @@ def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
 ])
 def test_an_allergy_but_for_others_and_a_taste_that_hurts(text, expected):
     assert said(text) == expected
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    # 我 owning someone (我老公, 我妈) is no mention of the user after them (我老公说我妈对花生过敏 was the user's)
-    ("我老公说我妈对花生过敏", []),
-    ("我妈来了，我不吃香菜", [("avoid_ingredient", "香菜")]),
-    ("我和我妈都不吃香菜", [("avoid_ingredient", "香菜")]),
-])
-def test_i_owning_someone_is_no_mention_of_the_user(text, expected):
-    assert said(text) == expected
