@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from memory.capture.allergy_en import NONE_BUT, allergy, no_allergy
 from memory.capture.facts_en import JOB, JOB_AT, KIN, NAME, PLACE, SUBJECTS, THE, fact_builder, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_en import (
@@ -123,16 +124,6 @@ def _diet(match: re.Match[str], message: str) -> list[Finding]:
     return [say("diet", match["item"].lower())]
 
 
-def _allergy(match: re.Match[str], message: str) -> list[Finding]:
-    found = items(match["item"], longest=6)
-    if not found:
-        return []
-    if all(is_food(item) for item in found):
-        return [say("allergy", item.lower()) for item in found]
-    whole = clean(match["item"], longest=6)
-    return [say("allergy_other", whole, entities=found)] if whole else []
-
-
 PART_AILMENTS = {"stomach": "upset stomach", "tummy": "upset stomach", "head": "headache", "throat": "sore throat",
                  "tooth": "toothache", "back": "back pain"}
 FEELINGS = ("sick", "unwell", "nauseous")
@@ -228,22 +219,6 @@ I_AM = r"\bI(?:'m| am)"
 # Whom one lives with, between "live" and "in": "with my parents", "with our two dogs", "with them".
 _WITH = r"(?:with\s+(?:(?:my|our|a|an|two|three|four)\s+(?:[a-z'-]+\s+){1,4}?|(?:him|her|them)\s+))?"
 PHRASE = r"[^,.;!?]{1,40}"
-_BUT_FOR = re.compile(r"\W*(?:well\s+)?(?:except(?:\s+for)?|other than|besides|apart from|aside from)\s+"
-                      r"(?P<x>[a-z][\w' -]{1,40}?)\W*$", re.IGNORECASE)
-
-
-def _no_allergy(match: re.Match[str], message: str) -> list[Finding]:
-    """"I have no allergies" → no_allergies; "…, except shellfish" (after a pause) → that allergy."""
-    at = message.find(match.string)
-    rest = re.split(r"[!?;\n]|\.(?!\.)", message[at + match.end(): at + match.end() + 80])[0] if at >= 0 else ""
-    but_for = _BUT_FOR.match(rest)
-    if but_for:
-        found = items(but_for["x"], longest=6)
-        return [say("allergy", item.lower()) if is_food(item) else say("allergy_other", item) for item in found]
-    return [say("no_allergy", "none", value="none", entities=[])]
-
-
-_NONE_BUT = r"(?!\W*(?:well\s+)?(?:except|other than|besides|apart from|aside from)\b)"
 RULES = (
     _rule("health", _health,
           r"\bI\s+(?:have|'ve got|got|'ve had|have had)\s+(?:an?\s+|a bit of an?\s+|a slight\s+|a bad\s+)?"
@@ -255,11 +230,11 @@ RULES = (
           subjects=SUBJECTS),
     # "I'm not allergic to anything", "I have no allergies", "I don't have any (food) allergies"
     # "…, except peanuts" names the one: an allergy (the second pattern of the allergy rule)
-    _rule("no_allergy", _no_allergy,
-          rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b{_NONE_BUT}",
-          rf"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b{_NONE_BUT}",
+    _rule("no_allergy", no_allergy,
+          rf"{I_AM}\s+not\s+allergic\s+to\s+any(?:thing|\s+food)\b{NONE_BUT}",
+          rf"\bI\s+(?:have\s+no|don'?t\s+have\s+any|do\s+not\s+have\s+any)\s+(?:known\s+)?(?:food\s+)?allergies\b{NONE_BUT}",
           subjects=SUBJECTS),
-    _rule("allergy", _allergy,
+    _rule("allergy", allergy,
           rf"{I_AM}(?:\s+(?:also|really|very|severely|quite|super|so|still|currently|now|actually|mildly|slightly|extremely"
           rf"|deathly|highly|seriously|badly|pretty|somewhat|kind of|kinda|a little|a bit)){{0,2}}\s+allergic\s+to\s+{ITEM}"
           rf"{END_WHOLE}",
