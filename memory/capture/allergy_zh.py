@@ -12,6 +12,9 @@ is read here:
   的时候, 起疹子);
 - whether it holds: not negated (我吃花生不会过敏), not over (我吃花生以前会过敏), not supposed (如果
   我吃花生会过敏怎么办; a consequence said with 就 stays a fact: 如果我吃花生就会过敏).
+
+`no_allergy` reads 我没有任何过敏 (the fact no_allergies, which an allergy said later replaces), but
+for the one an exception names (除了花生).
 """
 
 import re
@@ -64,6 +67,28 @@ def _names_someone(item: str) -> bool:
     return any(found.group(0) not in _ANIMALS for found in OTHERS.finditer(item))
 
 
+def _named(text: str) -> list[Finding]:
+    """The allergies an exception names (除了花生: 花生), foods or not."""
+    return [say("allergy", one) if is_food(one) else say("allergy_other", one) for one in items(text, longest=8)]
+
+
+_BUT_FOR_AFTER = re.compile(r"[\s,.…~!]*(?:但是?|不过)?除了(?P<x>[^,。!?;]{1,12}?)(?:以外|之外)?(?:都|也)?(?:会|要)?(?:过敏)?"
+                            r"\W*$")
+
+
+def no_allergy(match: re.Match[str], message: str) -> list[Finding]:
+    """我没有任何过敏 → no_allergies; but for one named before or after it (除了花生以外我都不过敏,
+    我没有任何过敏，除了花生) that allergy."""
+    if "除了" in match.string[: match.start()]:
+        return []  # the allergy rule reads the one named before
+    at = message.find(match.string)
+    rest = re.split(r"[。!?;\n]", message[at + len(match.string): at + len(match.string) + 40])[0] if at >= 0 else ""
+    but_for = _BUT_FOR_AFTER.match(rest)
+    if but_for:
+        return _named(but_for["x"])
+    return [say("no_allergy", "无", value="none", entities=[])]
+
+
 def allergy(match: re.Match[str], message: str) -> list[Finding]:
     """The allergy of one match of the rule table's allergy patterns (see the module doc)."""
     item = match["item"]
@@ -77,8 +102,7 @@ def allergy(match: re.Match[str], message: str) -> list[Finding]:
         return []  # 小明对花生过敏, 你对虾过敏: someone named, not the user
     but_for = _BUT_FOR.match(item)
     if but_for:
-        found = items(but_for["x"], longest=8)
-        return [say("allergy", one) if is_food(one) else say("allergy_other", one) for one in found]
+        return _named(but_for["x"])
     if _NEGATED.search(item) or item in ("有", "我有") or _PAST.search(item):
         return []  # 我不过敏, 我对花生不过敏, 我没有(任何)过敏, 我对什么都不过敏; 我吃花生以前会过敏 (over)
     if not said_with_dui and re.match(rf"^我?{_OPENER}|^{_OPENER}", item):

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture import negation_zh as negation
-from memory.capture.allergy_zh import allergy
+from memory.capture.allergy_zh import allergy, no_allergy
 from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, home_at, job_at, own_job, own_name
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
@@ -53,23 +53,6 @@ def _avoid(match: re.Match[str], message: str) -> list[Finding]:
     if not all(is_food(item) or (verb and cooking) for item in found):
         return []
     return [say("avoid", item) for item in found]
-
-
-_BUT_FOR_AFTER = re.compile(r"[\s,.…~!]*(?:但是?|不过)?除了(?P<x>[^,。!?;]{1,12}?)(?:以外|之外)?(?:都|也)?(?:会|要)?(?:过敏)?"
-                            r"\W*$")
-
-
-def _no_allergy(match: re.Match[str], message: str) -> list[Finding]:
-    """我没有任何过敏 → no_allergies; but for one named before or after it (除了花生以外我都不过敏,
-    我没有任何过敏，除了花生) that allergy."""
-    if "除了" in match.string[: match.start()]:
-        return []  # the allergy rule reads the one named before
-    at = message.find(match.string)
-    rest = re.split(r"[。!?;\n]", message[at + len(match.string): at + len(match.string) + 40])[0] if at >= 0 else ""
-    but_for = _BUT_FOR_AFTER.match(rest)
-    if but_for:
-        return [say("allergy", one) if is_food(one) else say("allergy_other", one) for one in items(but_for["x"], longest=8)]
-    return [say("no_allergy", "无", value="none", entities=[])]
 
 
 def _not_eat(match: re.Match[str], message: str) -> list[Finding]:
@@ -258,7 +241,7 @@ RULES = (
          r"(?P<part>胃|肚子|头|嗓子|喉咙|牙|腰|肠胃)(?:有点|有些|不太|很|特别|好|又)?(?P<ail>不舒服|疼|痛|难受|不好)",
          r"(?P<ail>感冒了|发烧了|发烧|拉肚子|上火了|上火|咳嗽|生病了)"),
     # 我没有任何过敏, 我什么都不过敏, 我对任何东西都不过敏, 我没有过敏史 (not 我对花生不过敏: one thing)
-    _own("no_allergy", _no_allergy,
+    _own("no_allergy", no_allergy,
          r"我(?:对)?(?:任何东西|任何食物|什么东西|什么|啥|一切)都?(?:不|没有|没)过敏(?![性史])(?:的)?(?=\W*$)",
          r"我(?:从来)?(?:没有|没|并没有)(?:任何|什么)?(?:食物|东西)?过敏(?:史)?(?![性])(?:的)?(?=\W*$)"),
     _own("allergy", negation.wanted(allergy),
