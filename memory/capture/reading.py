@@ -143,12 +143,30 @@ def taken_back_before(sentence: str) -> int:
     return -1
 
 
+# "Remember" / 记住 asking whether the listener recalls ("Remember that epic block in Game 7?",
+# 你记住了吗？) is no request to keep anything; a tag after a request still is one ("Remember that
+# I'm vegan, ok?", 记住我不吃香菜，知道吗？).
+_RECALL = re.compile(r"remember|记住|记一下|记下", re.IGNORECASE)
+_TAG_QUESTION = re.compile(r"(?:\b(?:ok|okay|alright|all right|right|got it|will you|please)|好吗|好不好|行吗|行不行"
+                           r"|可以吗|知道吗|明白吗|听到没|好么)\W*$", re.IGNORECASE)
+
+
+def _asks_to_recall(text: str, match: re.Match[str]) -> bool:
+    """Whether the lasting-intent words at `match` ask the listener to recall, in a question."""
+    if not _RECALL.search(match.group(0)):
+        return False
+    end = _SENTENCE_END.search(text, match.end())
+    sentence = text[match.start(): end.start() if end else len(text)].rstrip()
+    return sentence.endswith("?") and not _TAG_QUESTION.search(sentence[:-1])
+
+
 def explicit_marker(text: str) -> str:
-    """The lasting-intent words of a message (记住, from now on …), or ''."""
+    """The lasting-intent words of a message (记住, from now on …), or ''; not a question asking
+    whether the listener remembers ("Remember that epic block in Game 7?")."""
     for language in LANGUAGES:
-        match = language.explicit.search(text)
-        if match:
-            return match.group(0).strip(" ,.;:!?")
+        for match in language.explicit.finditer(text):
+            if not _asks_to_recall(text, match):
+                return match.group(0).strip(" ,.;:!?")
     return ""
 
 

@@ -105,6 +105,27 @@ def test_explicit_intent_words_make_user_memory(text):
     assert any(operation["node"]["scope"] == "user" or operation["node"]["type"] == "task" for operation in operations)
 
 
+@pytest.mark.parametrize("text", [
+    "Remember that I'm vegan, ok?", "记住，我不吃香菜，知道吗？", "Remember, I hate cilantro! Do you?",
+])
+def test_a_tag_question_after_the_request_keeps_it_explicit(text):
+    operations = extract(text)
+    assert operations and all(operation["explicit_user_intent"] for operation in operations)
+    assert {operation["node"]["scope"] for operation in operations} == {"user"}
+
+
+# LoCoMo: "Remember that epic block in Game 7…? … why I love basketball" asks the listener to recall;
+# it made "likes basketball" the user's for every conversation.
+@pytest.mark.parametrize("text", [
+    "Remember that epic block in Game 7 of the '16 Finals? That kind of heart is why I love basketball.",
+    "你记住了吗？我不吃香菜", "Remember I don't eat cilantro?",
+])
+def test_asking_whether_the_listener_remembers_is_no_request_to_keep(text):
+    operations = extract(text)
+    assert operations and not any(operation["explicit_user_intent"] for operation in operations)
+    assert {operation["node"]["scope"] for operation in operations} == {"session"}
+
+
 def test_without_explicit_intent_a_preference_stays_in_the_session():
     [operation] = extract("我不吃香菜")
     assert brief(operation) == ("create", "session", "preference", "avoid_ingredient", "香菜", False, [100])
