@@ -68,6 +68,8 @@ KINDS: dict[str, Kind] = {
     "fact_job": Kind("fact", "occupation", confidence=0.85, importance=0.6),
     "note": Kind("fact", confidence=0.9, importance=0.7),
     "decision": Kind("decision", confidence=0.85, importance=0.7, project=True),
+    # A decision of the user's own circle (PERSONAL_CIRCLE of each language): theirs, as own_task.
+    "own_decision": Kind("decision", confidence=0.85, importance=0.7),
     "task": Kind("task", confidence=0.8, importance=0.6, project=True),
     # The user's own (remind me to, I need to, 提醒我, 我需要): theirs, not the workspace's, where
     # every other user of it would be told (seed: session for current tasks; the user's when asked).

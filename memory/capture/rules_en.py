@@ -28,6 +28,7 @@ from memory.capture.words_en import (
     MOVE_END,
     NOT_A_TASK,
     NOT_REMINDED,
+    PERSONAL_CIRCLE,
     POINTING,
     RETRACTION,
     SUPPOSE_FOLLOWS,
@@ -174,7 +175,8 @@ def _note(match: re.Match[str], message: str) -> list[Finding]:
 
 def _decision(match: re.Match[str], message: str) -> list[Finding]:
     text = _text(match)
-    return [say("decision", text, entities=[])] if text else []
+    finding = say("decision", text, entities=[]) if text else None
+    return [replace(finding, kind="own_decision") if PERSONAL_CIRCLE.search(message) else finding] if finding else []
 
 
 def _task(match: re.Match[str], message: str) -> list[Finding]:

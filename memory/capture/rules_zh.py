@@ -27,6 +27,7 @@ from memory.capture.words_zh import (
     LEAD,
     NOT_ITEMS,
     OTHERS,
+    PERSONAL_CIRCLE,
     PRONOUN,
     STOP,
     SUBJECTS,
@@ -182,7 +183,8 @@ def _note(match: re.Match[str], message: str) -> list[Finding]:
 
 def _decision(match: re.Match[str], message: str) -> list[Finding]:
     text = _text(match)
-    return [say("decision", text, entities=[])] if text else []
+    finding = say("decision", text, entities=[]) if text else None
+    return [replace(finding, kind="own_decision") if PERSONAL_CIRCLE.search(message) else finding] if finding else []
 
 
 _ABSTRACT = re.compile(r"^(?:休息|冷静|放松|想想|想一想|考虑|睡觉|静一静|好好|调整)")

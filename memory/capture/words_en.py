@@ -150,6 +150,13 @@ RETRACTION = re.compile(
     r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE)
 
 
+# Those a "we" may be outside any project: a decision said in a message naming them is the user's own,
+# not the workspace's ("…ran into this super nice couple who had a dog. We decided to do doggy playdates").
+PERSONAL_CIRCLE = re.compile(r"\b(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|kids?|children|son|daughter"
+                             r"|baby|family|mom|mum|dad|parents|brother|sister|friends?|roommates?|neighbou?rs?|couple"
+                             r"|dogs?|cats?|puppy|pets?|wedding|honeymoon|vacation|holiday)\b", re.IGNORECASE)
+
+
 # What "I need to …" says that is no task ("I need to relax", "I have to say…").
 NOT_A_TASK = re.compile(r"^(?:be|feel|stay|keep|relax|calm|chill|rest|focus|find a|figure|think|take a break|remember"
                         r"|get over|move on|take care|go|get going|run|leave|talk|say|tell|know|see|admit)\b", re.IGNORECASE)

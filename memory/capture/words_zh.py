@@ -231,6 +231,10 @@ def names_someone(before: str, statement: str) -> bool:
 # Who the rules about the user's own tastes and health speak of (Subjects): 我女儿不爱吃青菜 and
 # 我女儿今年六岁，对虾过敏 are the daughter's; 医生让我别吃辣, 我妈来了，我不吃香菜 and 带女儿出去吃饭，
 # 不要放辣 the user's.
+# Those a 我们 may be outside any project (我和老公决定…; 我们决定下个月去度假): a decision said in a
+# message naming them is the user's own, not the workspace's.
+PERSONAL_CIRCLE = re.compile(r"老公|老婆|丈夫|妻子|爱人|对象|男朋友|女朋友|男友|女友|孩子|儿子|女儿|宝宝|家里|家人|全家|我家"
+                             r"|爸|妈|父母|哥哥|姐姐|弟弟|妹妹|朋友|室友|邻居|狗|猫|宠物|婚礼|蜜月|度假|旅行|旅游")
 LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
 # 谁不爱吃辣呢, 我和老公都不吃香菜吗, 我是不是对花生过敏啊: questions, not tastes; 我以为我对花生过敏,
 # 我怀疑我对花生过敏: a belief or a suspicion, no fact.

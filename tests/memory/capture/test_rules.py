@@ -168,6 +168,20 @@ def test_a_decision_belongs_to_the_workspace_or_else_the_session():
     assert (alone["node"]["scope"], alone["node"]["type"]) == ("session", "decision")
 
 
+# LoCoMo: a story of meeting neighbours ended "We decided to do doggy playdates", which became a
+# decision of the workspace, told to every user of it.
+@pytest.mark.parametrize("text,title,scope", [
+    ("I ran into this super nice couple who had a dog. We decided to do doggy playdates.", "Decision: do doggy playdates",
+     "session"),
+    ("My wife and I talked. We decided to sell the car.", "Decision: sell the car", "session"),
+    ("Remember, we decided to go to Hawaii for the honeymoon", "Decision: go to Hawaii for the honeymoon", "user"),
+    ("我和老公商量了，我们决定下个月去三亚", "决定：下个月去三亚", "session"),
+])
+def test_a_decision_of_the_users_own_circle_is_theirs_not_the_workspaces(text, title, scope):
+    [operation] = extract(text, workspace_id="proj")
+    assert (operation["node"]["type"], operation["node"]["title"], operation["node"]["scope"]) == ("decision", title, scope)
+
+
 @pytest.mark.parametrize("text,task", [
     ("TODO: write the report", "write the report"),
     ("待办：写周报", "写周报"),
