@@ -132,6 +132,10 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
         return node.domain == COOKING and node.key in REPLACES[key] and same_text(_ingredient(node.value_json), finding.item)
     if finding.kind in PROFILE_FIELDS:
         return profile_replaces(finding, node)
+    if finding.key:  # my favorite color is green (was blue)
+        return node.key == finding.key and canonical(node.value_json) != canonical(finding.value)
+    if finding.kind == "diet_ended":
+        return node.key == "dietary_restriction" and same_text(_ingredient(node.value_json), finding.value["no_longer"])
     if finding.kind in ("allergy", "allergy_other"):
         return node.key == "no_allergies"  # "I'm not allergic to anything" said before, now an allergy
     if finding.kind == "correction":
@@ -200,7 +204,7 @@ class _Plan:
             title = _TEMPORARY_PREFIX[finding.lang] + title
         return _Proposal(
             finding=finding, scope=scope, type=spec.temporary_type if temporary and spec.temporary_type else spec.type,
-            key=spec.key, value=finding.value, title=title, content=finding.content, tags=finding.tags,
+            key=finding.key or spec.key, value=finding.value, title=title, content=finding.content, tags=finding.tags,
             entities=finding.entities, sources=[message.id], explicit=bool(marker), reason=f"{finding.rule}: {where}",
             expires_at=_aware(self.context.now) + duration if duration is not None else None,
         )

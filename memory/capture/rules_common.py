@@ -57,6 +57,8 @@ KINDS: dict[str, Kind] = {
     "allergy_other": Kind("constraint", confidence=0.9, importance=0.8),
     # "I'm not allergic to anything", 我没有任何过敏: a fact, which an allergy said later replaces
     "no_allergy": Kind("fact", "no_allergies", confidence=0.85, importance=0.6),
+    # "I'm no longer vegetarian", 我不再吃素了: ends the diet it names (needs_target), said as a fact
+    "diet_ended": Kind("fact", confidence=0.9, importance=0.7),
     "health": Kind("constraint", "health_condition", COOKING, DIET_PATH, 0.9, 0.8, temporary=DAY),
     "like": Kind("preference", confidence=0.8, importance=0.5),
     "dislike": Kind("preference", confidence=0.8, importance=0.5),
@@ -110,6 +112,7 @@ class Finding:
     old: str = ""
     rule: str = ""
     needs_target: bool = False  # worth proposing only as the successor of a memory it replaces
+    key: str = ""  # the finding's own key where its kind has none (favorite_color): one value each
 
     @property
     def spec(self) -> Kind:

@@ -19,6 +19,7 @@ from memory.capture.words_en import (
     COOKING_WORDS,
     CUISINES,
     DENIAL,
+    DIETS,
     END,
     END_WHOLE,
     FLAVOR_CUE,
@@ -122,6 +123,8 @@ def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _diet(match: re.Match[str], message: str) -> list[Finding]:
+    if ended := match.groupdict().get("ended"):  # "I'm no longer vegetarian": ends the stored diet, if any
+        return [replace(say("diet_ended", ended.lower(), value={"no_longer": ended.lower()}), needs_target=True)]
     return [say("diet", match["item"].lower())]
 
 
@@ -154,7 +157,8 @@ def _like(kind: str):
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
     item, what = clean(match["item"]), clean(match["what"], longest=2)
-    return [say("favorite", item, what=what.lower())] if item and what else []
+    key = "favorite_" + "_".join(what.lower().split())  # one favorite color at a time: a new one supersedes
+    return [replace(say("favorite", item, what=what.lower()), key=key)] if item and what else []
 
 
 def _text(match: re.Match[str], *, longest: int = 14) -> str:
@@ -246,7 +250,9 @@ RULES = (
           rf"{END_WHOLE}",
           subjects=SUBJECTS),
     _rule("diet", _diet,
-          rf"{I_AM}\s+(?:a\s+)?(?P<item>vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free)\b",
+          rf"(?:{I_AM}\s+no longer|\bI(?:'ve| have)?\s+(?:stopped|quit)\s+being)\s+(?:a\s+)?(?P<ended>{DIETS})\b",
+          rf"{I_AM}\s+not\s+(?:a\s+)?(?P<ended>{DIETS})\s+any\s?more\b",
+          rf"{I_AM}\s+(?:a\s+)?(?P<item>{DIETS})\b",
           subjects=SUBJECTS),
     _rule("flavor", _flavor, FLAVOR_RUN, subjects=SUBJECTS),
     _rule("limit", _limit,

@@ -131,6 +131,8 @@ def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _diet(match: re.Match[str], message: str) -> list[Finding]:
+    if match.groupdict().get("ended"):  # 我不再吃素了: ends the stored diet, if any
+        return [replace(say("diet_ended", "吃素", value={"no_longer": "素食"}), needs_target=True)]
     return [say("diet", "吃素", value="素食")]
 
 
@@ -168,7 +170,7 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
     item, what = clean(match["item"], longest=10), clean(match["what"], longest=4)
-    return [say("favorite", item, what=what)] if item and what else []
+    return [replace(say("favorite", item, what=what), key=f"favorite_{what}")] if item and what else []
 
 
 def _text(match: re.Match[str], *, shortest: int = 2, longest: int = 80) -> str:
@@ -251,7 +253,8 @@ RULES = (
          # 我对我妈说我对花生过敏), not a 对 of a word before (对了, 对呀).
          rf"对(?P<item>(?:(?!对)[{HAN}、和与]){{1,12}}?)过敏(?![性史])",
          rf"(?:^|(?<=[我,]))(?P<item>[{HAN}、和与]{{1,10}}?)过敏(?![性史])"),
-    _rule("diet", _diet, r"我(?:也)?(?:是)?(?:吃素|素食者?|纯素)"),
+    _rule("diet", _diet, r"我(?:已经|现在)?(?P<ended>不再(?:是)?(?:吃素|素食者?|纯素)|不(?:是)?(?:吃素|素食者?|纯素)了)",
+          r"我(?:也)?(?:是)?(?:吃素|素食者?|纯素)"),
     _own("flavor", _flavor, FLAVOR_RUN),
     # ({0,4}: with * a run of 也 was read once per start, 3 s for 4,000 characters)
     _own("limit", negation.wanted(_limit),
@@ -419,7 +422,9 @@ LANGUAGE = Language(
     # just said is taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
     # nor a statement about jokes (我不喜欢开玩笑).
     # (not 我好像没提过…, 我之前没说过…: telling it now; nor 医生不是说过…嘛: asking)
+    # (and a doubt: 我不觉得我喜欢寿司; not 我不觉得我跟你说过…: telling it now)
     denial=re.compile(r"从来没(?:有)?说过|从没说过|哪里说过|什么时候说过|我(?:并)?不是说(?!过)"
+                      r"|我(?:并|也)?不(?:觉得|认为)(?!我?(?:跟你|和你|对你)?(?:说过|提过|讲过|告诉过))"
                       r"|(?<!好像)(?<!可能)(?<!似乎)(?<!之前)(?<!以前)(?<!还)(?<!忘了)(?<!是不是)我(?:可|并|根本)?没(?:有)?说过"),
     retraction=re.compile(
         r"^[\s哈呵嘿嘻哎啊嗯哦噢]*(?:好吧|好啦|算了)?[\s,]*(?:刚才|刚刚|之前)?(?:我|我是|我在|我是在|只是|就是|是)?(?:跟你|和你|同你)?"

@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 EXPLICIT = re.compile(r"记住|记一下|帮我记|以后都|以后|别再|不要再|\b(remember|from now on|don'?t ever|never again|always)\b")
 # (a change of what held: 其实我不住杭州了，我搬到上海了 waited for the eighth message, and the old home
 # was injected until then; a newcomer's finding. Not 其实 or 现在不 alone: every other chat line says them)
+# 不对， opening a sentence and 现在不…了 say a change too (不对，我最喜欢的颜色是绿色; 我现在不吃素了).
 CORRECTION = re.compile(r"不是.{0,30}(而)?是|改成|改为|更正|说错了|搬到|搬去|我搬家|不再|已经不"
+                        r"|(?:^|[,.!?;。])\s*不对[,，]|现在不\S{1,6}了"
                         r"|\b(actually|i meant|correction|not .{1,30} but|no longer|not any ?more|moved to|changed my mind)\b")
 TASK = re.compile(r"完成了|做完了|搞定了|待办|已完成|\b(todo|to-do|done with|finished|task)\b")
 

@@ -73,6 +73,7 @@ TEXTS = {
     "like_food": ("User likes {item}", "Recipes with {item} are welcome.", ("likes", "recipes")),
     "cuisine": ("User likes {item} food", "Prefer {item} dishes in recipe suggestions.", ("cuisine", "recipes")),
     "flavor": ("User prefers {item}", "Prefer {item} in recipe suggestions.", ("taste", "recipes")),
+    "diet_ended": ("User is no longer {item}", "The user said they are no longer {item}.", ("diet",)),
     "diet": ("User is {item}", "Recipe suggestions must suit it: the user is {item}.", ("diet", "recipes")),
     "allergy": ("User is allergic to {item}", "Never suggest {item}.", ("allergy", "recipes")),
     "allergy_other": ("User is allergic to {item}", "The user said they are allergic to {item}.", ("allergy",)),
@@ -128,8 +129,13 @@ def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what
 
 # Words before a statement that deny saying it ("I never said I love sushi"); not "I didn't tell you
 # that I moved", "I never told you this: …": telling it now (Language.denial).
+# Also a doubt right before it ("I don't think I like sushi", "I'm not sure I'm allergic to it"), but not
+# one about having told it ("I don't think I mentioned that I'm allergic to peanuts": telling it now).
 DENIAL = re.compile(r"\b(?:I\s+(?:never\s+(?:ever\s+)?(?:said|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|claim))"
-                    r"|who said|when did I say)\b", re.IGNORECASE)
+                    r"|who said|when did I say"
+                    r"|(?:I\s+(?:don'?t|do not)\s+(?:think|believe|know\s+(?:if|whether))|I(?:'m|\s+am)\s+not\s+(?:sure|certain"
+                    r"|convinced)|I\s+doubt|I\s+wonder\s+(?:if|whether))(?!\s+(?:that\s+)?I(?:'ve|\s+have)?\s+(?:ever\s+)?"
+                    r"(?:mentioned|told|said|shared)))\b", re.IGNORECASE)
 # A clause that takes back what was just said (Language.retraction): "I hate cilantro, just kidding",
 # "I'm allergic to peanuts. JK!", "Just kidding, I love it", "I'm vegan... not really", "…, but
 # that's wrong". Not "kidding aside", "I'm not kidding", "You're kidding", nor "not really" before
@@ -150,6 +156,7 @@ RETRACTION = re.compile(
     r"|^\s*(?:but\s+)?(?:not true|untrue)[\s!.…]*$", re.IGNORECASE)
 
 
+DIETS = r"vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free"
 # Those a "we" may be outside any project: a decision said in a message naming them is the user's own,
 # not the workspace's ("…ran into this super nice couple who had a dog. We decided to do doggy playdates").
 PERSONAL_CIRCLE = re.compile(r"\b(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|kids?|children|son|daughter"

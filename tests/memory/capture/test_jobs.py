@@ -73,11 +73,19 @@ def test_every_n_messages_records_one_job_for_the_range(principal, settings):
     # a change of what held (a newcomer's move waited for the eighth message)
     ("其实我不住杭州了，我搬到上海了", "correction"), ("I no longer eat meat", "correction"),
     ("We moved to Lisbon last month", "correction"),
+    ("不对，我最喜欢的颜色是绿色", "correction"), ("我现在不吃素了", "correction"),
 ])
 def test_explicit_intent_corrections_and_task_changes_trigger_at_once(principal, text, trigger):
     message = append(principal, text, **CTX)[0]
     job = CaptureJob.objects.get()
     assert (job.trigger, job.to_message_id) == (trigger, message.pk)
+
+
+@pytest.mark.parametrize("text", ["其实我挺好的", "我现在不饿", "对不对？", "The weather is nice"])
+def test_chat_lines_wait_for_the_nth_message(text):
+    from memory.capture.triggers import trigger_for
+
+    assert trigger_for([text]) == ""
 
 
 def test_assistant_messages_do_not_trigger_by_their_words(principal):
@@ -427,3 +435,24 @@ def test_without_a_beat_a_request_sweeps_now_and_then_on_a_thread(principal, mon
         clock[0] += 10 * settings.MEMORY_CAPTURE_SWEEP_EVERY
         triggers.sweep_without_a_beat()
     assert len(started) == 2
+
+
+@pytest.mark.parametrize("first,then,titles", [
+    ("Remember that my favorite color is blue.", "Actually, my favorite color is green now.",
+     ["User's favorite color is green"]),
+    ("记住，我最喜欢的颜色是蓝色。", "不对，我最喜欢的颜色是绿色", ["用户最喜欢的颜色是绿色"]),
+    ("Remember that I'm vegetarian.", "I'm no longer vegetarian, I eat meat again.", ["User is no longer vegetarian"]),
+    ("记住，我吃素", "我现在不吃素了", ["用户不再吃素"]),
+])
+def test_a_changed_preference_leaves_one_active_memory_with_the_old_in_its_chain(principal, first, then, titles):
+    """A newcomer's "favorite color is blue", then "green now": both stayed active and the context
+    injected both; "I'm no longer vegetarian" changed nothing."""
+    append(principal, first, **{**CTX, "session_id": "c1"})
+    job_run(CaptureJob.objects.get().pk, extractor=RuleExtractor(), summarizer=Echo())
+    old = Node.objects.get(status="active")
+    append(principal, then, **{**CTX, "session_id": "c2"})
+    job_run(CaptureJob.objects.exclude(status=JobStatus.DONE).get().pk, extractor=RuleExtractor(), summarizer=Echo())
+    assert [node.title for node in Node.objects.filter(status="active")] == titles
+    new = Node.objects.get(status="active")
+    old.refresh_from_db()
+    assert (old.status, new.supersedes_id, new.scope) == ("superseded", old.pk, "user")

@@ -581,7 +581,7 @@ def test_a_supposition_is_no_fact(text, expected):
     ("我喜欢喝茶", [(None, "喝茶")]),  # one character is no item: 喝 stays
     ("I love playing LoL", [(None, "playing LoL")]),
     ("I like turning right", [(None, "turning right")]),
-    ("My favorite band is Yeah Yeah Yeahs", [(None, "Yeah Yeah Yeahs")]),
+    ("My favorite band is Yeah Yeah Yeahs", [("favorite_band", "Yeah Yeah Yeahs")]),
 ])
 def test_a_tag_after_a_statement_is_no_part_of_its_item(text, expected):
     assert [(operation["node"].get("key"), operation["node"]["value_json"]) for operation in extract(text)] == expected
@@ -1058,3 +1058,66 @@ def test_a_window_plans_at_most_plan_max_memories_and_says_it_stopped():
     extraction = RuleExtractor().extract(context(*foods))
     assert len(extraction.operations) == PLAN_MAX
     assert extraction.notes[-1] == f"over {PLAN_MAX} memories in this window: the rest of it was not read"
+
+
+# ---- a newcomer's review of changed preferences (2026-12-03) ---------------------------------
+
+
+@pytest.mark.parametrize("text,old_value,new_value,key", [
+    ("Actually, my favorite color is green now.", "blue", "green", "favorite_color"),
+    ("不对，我最喜欢的颜色是绿色", "蓝色", "绿色", "favorite_颜色"),
+])
+def test_a_new_favorite_supersedes_the_old_one_of_the_same_kind(text, old_value, new_value, key):
+    """"Remember that my favorite color is blue", later "…green now": both stayed active and were
+    injected side by side. A favorite of one kind holds one value."""
+    old = active(7, key, old_value, type="preference", domain="general")
+    [operation] = extract(text, existing=[old])
+    assert (operation["operation"], operation["target_id"], operation["node"]["value_json"]) == ("supersede", 7, new_value)
+    assert operation["explicit_user_intent"] is True  # the user revising their own user memory
+
+
+def test_a_favorite_is_keyed_by_its_kind_and_another_kind_leaves_it_alone():
+    [color] = extract("Remember that my favorite color is blue.")
+    assert (color["node"]["key"], color["node"]["value_json"], color["node"]["scope"]) == ("favorite_color", "blue", "user")
+    old = active(7, "favorite_color", "blue", type="preference", domain="general")
+    [movie] = extract("My favorite movie genre is horror.", existing=[old])
+    assert (movie["operation"], movie["node"]["key"]) == ("create", "favorite_movie_genre")
+    assert extract("My favorite color is blue.", existing=[old]) == []  # said again: already remembered
+
+
+@pytest.mark.parametrize("text,stored,item", [
+    ("I'm no longer vegetarian, I eat meat again.", "vegetarian", "vegetarian"),
+    ("I'm not vegan anymore", "vegan", "vegan"),
+    ("I've stopped being a pescatarian", "pescatarian", "pescatarian"),
+    ("我不再吃素了", "素食", "素食"),
+    ("我现在不吃素了", "素食", "素食"),
+    ("我已经不是素食者了", "素食", "素食"),
+])
+def test_a_diet_said_over_ends_the_stored_one(text, stored, item):
+    old = active(5, "dietary_restriction", stored)
+    [operation] = extract(text, existing=[old])
+    assert (operation["operation"], operation["target_id"]) == ("supersede", 5)
+    assert operation["node"]["value_json"] == {"no_longer": item}
+    assert operation["node"]["key"] == ""  # no diet any more: the successor is no restriction
+
+
+@pytest.mark.parametrize("text", ["I'm no longer vegetarian", "我不再吃素了", "I'm not vegetarian", "我不吃素"])
+def test_a_diet_said_over_with_none_stored_proposes_nothing(text):
+    assert extract(text, existing=[active(5, "dietary_restriction", "vegan")]) == []
+
+
+# "I don't think I like sushi" stored "likes sushi"; "I don't think I'm allergic to peanuts" an allergy.
+@pytest.mark.parametrize("text,expected", [
+    ("I don't think I like sushi.", []),
+    ("I'm not sure I like sushi.", []),
+    ("I doubt I like sushi", []),
+    ("I don't think I'm allergic to peanuts", []),
+    ("我不觉得我喜欢寿司", []),
+    ("I think I like sushi", ["User likes sushi"]),
+    ("I don't think so. I love sushi", ["User likes sushi"]),
+    ("I don't think I mentioned that I'm allergic to peanuts", ["User is allergic to peanuts"]),
+    ("I'm not sure I told you, but I'm allergic to peanuts", ["User is allergic to peanuts"]),
+    ("我不觉得我跟你说过我对花生过敏", ["用户对花生过敏"]),
+])
+def test_a_doubt_right_before_a_statement_voids_it(text, expected):
+    assert [operation["node"]["title"] for operation in extract(text)] == expected
