@@ -4,7 +4,8 @@ node_upsert looks at the slot the new node would take among its owner's active n
 (memory.services.node_input.conflict_slot) and:
 
 - the same value (or, keyless, the same text) is already there → nothing is written and the
-  existing node is returned; only differing descriptive fields (title, tags, …) are updated —
+  existing node is returned; only differing descriptive fields (title, tags, …) are updated, and
+  none to tell less (no tags where it had some, a shorter category: nodes._tells_less) —
   except by background capture on a node an agent or a person wrote or changed, whose words it
   never replaces (a newcomer saw "会休克，随身带肾上腺素笔" become capture's "推荐菜谱时绝对避免花生") —
   and the write's source messages that the node does not cite yet are linked to it (the same
@@ -14,6 +15,9 @@ node_upsert looks at the slot the new node would take among its owner's active n
   audited with rule latest_wins), unless the rule asks for confirmation, or the active value
   was stated by the user with high confidence and the new one was not: then nothing is
   written and the result names the conflicting node (requires_confirmation);
+- a keyless note whose title reads as the title of a keyed node of the same owner, scope and
+  type (nodes.keyed_holder), and whose content says nothing more (the same text, or its title
+  again: twins.adds_nothing) → that node is returned, as for the same value: it holds the fact;
 - the slot is free → a new node is inserted.
 
 Writers of one slot take turns: on PostgreSQL a transaction-scoped advisory lock on the slot
@@ -33,6 +37,7 @@ from memory import limits
 from memory.errors import Conflict
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
 from memory.services.audit import audit_record, node_snapshot
+from memory.services.node_input import note_text
 from memory.services.nodes import (
     NodeInput,
     apply_update,
@@ -40,12 +45,13 @@ from memory.services.nodes import (
     descriptive_changes,
     insert_node,
     is_identical,
+    keyed_holder,
     lock_sessions,
     slot_holders,
     supersede_locked,
     validate_node_input,
 )
-from memory.services.twins import CAPTURE_ACTOR, CAPTURE_ROLE
+from memory.services.twins import CAPTURE_ACTOR, CAPTURE_ROLE, adds_nothing, fact_of
 from memory.validation import clean_text
 
 # Replacing a value the user stated with at least this confidence needs the user's own words.
@@ -122,6 +128,10 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
             return UpsertResult(node=holder, created=False, changed=False, cited=cited)
         return UpsertResult(node=apply_update(principal, holder, changes, reason=reason), created=False, changed=True,
                             cited=cited)
+    keyed = keyed_holder(principal, data) if holder is None else None
+    # the note says what a keyed memory of its owner already holds, and nothing more
+    if keyed is not None and (_same_note(keyed.content, data.content) or adds_nothing(data.content, fact_of(data.title))):
+        return UpsertResult(node=keyed, created=False, changed=False, cited=cite_again(principal, keyed, data, reason=reason))
     if holder is not None:
         if not confirm and not may_replace(holder, data, on_conflict=on_conflict):
             return UpsertResult(node=None, created=False, changed=False, conflict=holder)
@@ -134,6 +144,10 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
         payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
     )
     return UpsertResult(node=node, created=True, changed=True)
+
+
+def _same_note(left: str, right: str) -> bool:
+    return note_text(left) == note_text(right)
 
 
 def _written_by_others(node: Node) -> bool:

@@ -456,3 +456,46 @@ def test_a_changed_preference_leaves_one_active_memory_with_the_old_in_its_chain
     new = Node.objects.get(status="active")
     old.refresh_from_db()
     assert (old.status, new.supersedes_id, new.scope) == ("superseded", old.pk, "user")
+
+
+def _captured_allergy(principal):
+    turn, = append(principal, "记住，我对花生过敏", **CTX)
+    job_run(CaptureJob.objects.get().pk, extractor=RuleExtractor(), summarizer=Echo())
+    return turn, Node.objects.get(status="active", key="allergy")
+
+
+def test_an_agents_note_saying_what_capture_keyed_is_that_memory_not_a_second(principal):
+    """The README's agent loop: capture keyed 用户对花生过敏 (allergy 花生); the agent's tool call
+    then wrote the note 用户对花生过敏 citing the same turn, and both were injected side by side."""
+    from memory.services.proposals import Proposal, proposal_apply
+
+    turn, allergy = _captured_allergy(principal)
+    result = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", node={"scope": "user", "type": "constraint", "title": "用户对花生过敏",
+                                  "source_message_ids": [turn.pk]}, explicit_user_intent=True, **CTX))
+    assert (result.accepted, result.reason, result.node.pk) == (True, "duplicate", allergy.pk)
+    assert list(Node.objects.filter(status="active").values_list("pk", flat=True)) == [allergy.pk]
+    # Another type, or another title, is another memory.
+    other = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", node={"scope": "user", "type": "fact", "title": "用户对花生过敏", "source_message_ids": [turn.pk]},
+        explicit_user_intent=True, **CTX))
+    assert other.node.pk != allergy.pk and other.node.key == ""
+
+
+def test_an_agents_repeat_with_fewer_fields_keeps_what_capture_stored(principal):
+    """The README's step 2 after capture: the repeat's empty tags and entities and its shorter
+    category wiped capture's ("updated", version 2). Only what tells more changes."""
+    from memory.services.proposals import Proposal, proposal_apply
+
+    turn, allergy = _captured_allergy(principal)
+    kept = {name: getattr(allergy, name) for name in ("tags", "entities", "category_path")}
+    assert all(kept.values())
+    result = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", node={"scope": "user", "type": "constraint", "domain": "生活技能", "key": "allergy",
+                                  "value_json": "花生", "title": "用户对花生过敏", "content": "推荐菜谱时不要用花生。",
+                                  "category_path": ["生活技能", "做饭"], "source_message_ids": [turn.pk]},
+        explicit_user_intent=True, **CTX))
+    assert result.node.pk == allergy.pk
+    allergy.refresh_from_db()
+    assert {name: getattr(allergy, name) for name in kept} == kept
+    assert allergy.content == "推荐菜谱时不要用花生。"  # new words for the content are still taken

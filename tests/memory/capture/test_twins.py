@@ -42,6 +42,13 @@ def test_the_agents_note_absorbs_the_note_capture_wrote_from_the_same_message(pr
     said, = append(principal, "Remember: I live in Berlin.", **CTX)
     assert capture()["outcomes"] == {"accepted": 1}
     (captured, _), = active()
+    assert Node.objects.get(pk=captured).key == "home"
+    # Capture keyed it (home): the agent's note saying it, and nothing more, is that memory.
+    result = propose(principal, said.pk, "User lives in Berlin", "The user lives in Berlin.")
+    assert (result.reason, result.node_id, result.message) == ("duplicate", captured, "already remembered")
+    assert active() == [(captured, "User lives in Berlin")]
+    # A keyless note of capture's is absorbed by the agent's that says it.
+    Node.objects.filter(pk=captured).update(key="", value_json=None)
     result = propose(principal, said.pk, "User lives in Berlin", "The user lives in Berlin.")
     assert result.message == f"created; node {captured} that capture wrote from the same message merged into it"
     assert active() == [(result.node_id, "User lives in Berlin")]
@@ -222,8 +229,10 @@ def test_a_note_a_person_edited_is_not_capture_s_any_more(principal):
     capture()
     (captured, _), = active()
     node_update(principal=principal, node_id=captured, changes={"importance": 0.9}, reason="reviewed")
-    result = propose(principal, said.pk, "User lives in Berlin")
+    result = propose(principal, said.pk, "User lives in Berlin", "Lives in Berlin since 2020.")
     assert "merged" not in result.message and len(active()) == 2
+    # (a note saying no more than the keyed memory, as reviewed, is that memory: nothing merged either)
+    assert propose(principal, said.pk, "User lives in Berlin").node_id == captured and len(active()) == 2
 
 
 def test_an_expiring_note_does_not_stop_capture_s_lasting_one(principal, settings):
