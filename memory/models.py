@@ -126,6 +126,10 @@ class Message(models.Model):
     # When a memory taken from this turn was forgotten: the turn is not recalled as an earlier
     # message any more (memory.services.nodes.node_delete; the conversation itself keeps it).
     memory_forgotten_at = models.DateTimeField(null=True, blank=True)  # see memory.services.forgotten_turns
+    # The agent key that appended the turn (null: a login, the system, or an import): capture
+    # writes nothing from it beyond that key's writable scopes (memory.capture.key_scopes).
+    # RESTRICT: a key is revoked, never deleted, while its turns stand; a team's deletion takes both.
+    agent_key = models.ForeignKey(AgentKey, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     search_tokens = SearchTokensField(blank=True, default="")
 
     objects = TeamScopedManager()

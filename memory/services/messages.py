@@ -76,7 +76,8 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
 
     Sessions are created on first use. `parent_id` must name a message of the same session.
     Raises InvalidInput (nothing stored), AccessDenied, or Conflict (a soft-deleted session).
-    One audit event per session touched.
+    One audit event per session touched. Each message records the principal's agent key (None
+    for a login), which bounds what background capture may write from it (R-TEN, R-EXTRACT).
     """
     if not messages:
         raise InvalidInput("no messages to append", fields={"messages": ["may not be empty"]})
@@ -122,6 +123,7 @@ def messages_append(*, principal: Principal, messages: Sequence[MessageInput]) -
                     created_at=now,
                     occurred_at=item.occurred_at,
                     search_tokens=message_search_tokens(item.content, session, item.metadata),
+                    agent_key=principal.agent_key,  # what capture takes from it stays within the key's scopes
                 )
             )
         created = Message.objects.bulk_create(rows)
