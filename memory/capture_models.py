@@ -25,7 +25,8 @@ class CaptureJob(models.Model):
     """One unit of background work. A capture job covers the session's messages
     (from_message_id, to_message_id]; ranges of one session never overlap. `attempts` and
     `next_attempt_at` drive the beat sweep's retries with backoff; `result` keeps counts
-    (proposals accepted / refused by reason, nodes created, summary id), never message text."""
+    (proposals accepted / refused by reason, nodes created, summary id) and `notes` when a key's
+    writable scopes narrowed or held back a proposal (memory.capture.key_scopes), never message text."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=16, choices=JobKind.choices, default=JobKind.CAPTURE)

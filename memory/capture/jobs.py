@@ -29,6 +29,7 @@ from accounts.models import Team
 from accounts.principal import AccessDenied, Principal
 from memory import limits
 from memory.capture.base import Extraction, ExtractionContext, Extractor, MessageView, NodeView, Summarizer
+from memory.capture.key_scopes import CAPTURE_SCOPES, key_scopes, limit_note, narrowed_to_session
 from memory.capture.triggers import capture_after_append, enqueue
 from memory.capture_models import CaptureJob, JobStatus
 from memory.errors import InvalidInput, MemoryError
@@ -41,8 +42,10 @@ logger = logging.getLogger(__name__)
 
 def capture_principal(team: Team) -> Principal:
     """Background extraction writes like an agent key (the same policy: user memory only on the
-    user's explicit words with a source message, never global), audited as system:capture."""
-    return Principal(team=team, kind="agent", role="capture", writable_scopes=frozenset({"session", "workspace", "user"}))
+    user's explicit words with a source message, never global), audited as system:capture.
+    What it writes from a turn is narrowed further to the scopes of the key that appended the
+    turn (memory.capture.key_scopes)."""
+    return Principal(team=team, kind="agent", role="capture", writable_scopes=CAPTURE_SCOPES)
 
 
 def _context(job: CaptureJob, session: Session, now: datetime) -> ExtractionContext:
@@ -71,13 +74,19 @@ def _existing(team: Team, session: Session, now: datetime, exclude: frozenset[in
 
 
 def _apply(principal: Principal, session: Session, context: ExtractionContext, extraction: Extraction,
-           reason: str = "", hidden: frozenset[int] = frozenset()) -> dict[str, int]:
+           reason: str = "", hidden: frozenset[int] = frozenset(), notes: list[str] | None = None) -> dict[str, int]:
     """Apply each extracted proposal on its own, checked by the propose endpoint's serializer
     and then by the proposal service like an agent's; a refusal or a malformed item does not
     stop the others. Returns counts by outcome: accepted, the refusal reason, invalid, or an
     error code; "forgotten", once a forget has hidden turns of the window since it was read
     (`hidden`), for a proposal citing one of them or citing none: applied, it could bring the
     forgotten memory back.
+
+    Each proposal is written with no more than the scopes of the keys that appended the turns
+    it cites (or, citing none, the window's): one for a scope they do not allow is narrowed to
+    the session, said in its reason, or refused as scope_not_allowed (memory.capture.key_scopes).
+    Each narrowing or refusal by a key's limit adds a line to `notes` (ids, scopes and key
+    prefixes, never message text).
 
     What an extractor may not do, whatever it answers: update, expire or delete (forgetting
     is the user's call through memory_forget), cite anything but the user's own messages of
@@ -88,8 +97,11 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
 
     owner = {"workspace_id": session.workspace_id, "user_id": session.user_id, "session_id": session.external_id}
     said_by_user = {message.id for message in context.messages if message.role == MessageRole.USER}
+    window = [message.id for message in context.messages]
+    keys = key_scopes(team=principal.team, message_ids=window)
     counts: dict[str, int] = {}
-    for operation in extraction.operations[: limits.CAPTURE_PROPOSALS_MAX]:
+    for index, operation in enumerate(extraction.operations[: limits.CAPTURE_PROPOSALS_MAX]):
+        limited = ""
         try:
             if not isinstance(operation, dict) or operation.get("operation") not in ("create", "supersede"):
                 raise InvalidInput("extractors may only create or supersede")
@@ -100,10 +112,21 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
                 continue
             if cited is not None:
                 node["source_message_ids"] = [i for i in cited if i in said_by_user]
-            body = {**operation, "node": node, "reason": reason or f"extracted by {extraction.extractor or 'capture'}"}
+            said = reason or f"extracted by {extraction.extractor or 'capture'}"
+            allowed, limiting = keys.allowed((cited is not None and node["source_message_ids"]) or window)
+            acting = replace(principal, writable_scopes=principal.writable_scopes & allowed)
+            if limiting:
+                limited = limit_note(limiting, allowed)
+                wanted = narrowed_to_session(node, allowed)
+                if wanted is not None:
+                    node["scope"] = "session"
+                    said += f"; narrowed {wanted} → session: {limited}"
+                    if notes is not None:
+                        notes.append(f"proposal {index}: narrowed {wanted} → session ({limited})")
+            body = {**operation, "node": node, "reason": said}
             proposal = proposal_from_operation(body, **owner)
             with transaction.atomic():
-                result = proposal_apply(principal=principal, proposal=proposal)
+                result = proposal_apply(principal=acting, proposal=proposal)
             # A repeat writes nothing: counted as such, not as a write (a newcomer's find).
             outcome = "duplicate" if result.reason == "duplicate" else (
                 "accepted" if result.accepted else (result.reason or "refused"))
@@ -111,6 +134,8 @@ def _apply(principal: Principal, session: Session, context: ExtractionContext, e
             outcome = "invalid" if error.status == 400 else error.code
         except AccessDenied:
             outcome = "access_denied"
+        if limited and outcome == "scope_not_allowed" and notes is not None:
+            notes.append(f"proposal {index}: not written ({limited})")
         counts[outcome] = counts.get(outcome, 0) + 1
     dropped = len(extraction.operations) - limits.CAPTURE_PROPOSALS_MAX
     if dropped > 0:
@@ -149,13 +174,16 @@ def _cite_repeats(principal: Principal, context: ExtractionContext, extraction: 
 
     said_by_user = {message.id for message in context.messages if message.role == MessageRole.USER}
     shown = {node.id for node in context.existing}
+    keys = key_scopes(team=principal.team, message_ids=said_by_user)
     linked = 0
     for node_id, message_ids in extraction.repeats[: limits.CAPTURE_PROPOSALS_MAX]:
         sources = [message_id for message_id in message_ids if message_id in said_by_user]
         if node_id not in shown or not sources:
             continue
+        # Linking writes to the memory: held to the keys of the turns linked, like a proposal.
+        acting = replace(principal, writable_scopes=principal.writable_scopes & keys.allowed(sources)[0])
         try:
-            linked += len(node_cite(principal=principal, node_id=node_id, message_ids=sources,
+            linked += len(node_cite(principal=acting, node_id=node_id, message_ids=sources,
                                     reason=f"said again; found by {extraction.extractor or 'capture'}"))
         except (MemoryError, AccessDenied):
             logger.info("capture: could not link messages %s to node %s", sources, node_id, exc_info=True)
@@ -198,7 +226,8 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
     hidden = hidden_among(job.team, [message.id for message in context.messages])
     if hidden:
         context = replace(context, messages=tuple(message for message in context.messages if message.id not in hidden))
-    counts = _apply(principal, session, context, extraction, hidden=frozenset(hidden))
+    notes: list[str] = []
+    counts = _apply(principal, session, context, extraction, hidden=frozenset(hidden), notes=notes)
     cited = _cite_repeats(principal, context, extraction)
     _lock_user(job.team_id, session.user_id)
     report = consolidation_run(team=job.team, user_id=session.user_id, workspace_id=session.workspace_id,
@@ -209,6 +238,7 @@ def _capture(job: CaptureJob, *, extracted: tuple[ExtractionContext, Extraction]
         "outcomes": counts, "cited": cited, "summary_id": summary_id,
         "merged": sum(len(merge.merged_ids) for merge in report.merges),
         "profile_version": version.version if version is not None else None,
+        **({"notes": notes} if notes else {}),
     }
 
 
