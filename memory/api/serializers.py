@@ -328,8 +328,11 @@ class MemoryGetInSerializer(OwnerFields):
 
 class NodeListQuerySerializer(StrictSerializer):
     scope = serializers.ChoiceField(choices=Scope.choices, required=False)
-    workspace_id = identity()
-    user_id = identity()
+    workspace_id = IdentityField(required=False, help_text=(
+        "a key limited to workspaces must name one of them; it then lists that workspace's and its sessions' "
+        "memory, global memory and the user memory of user_id, instead of filtering on this column"))
+    user_id = IdentityField(required=False, help_text="for a key limited to workspaces: the end user whose user "
+                                                      "memory is listed besides the workspace's")
     session_id = identity()
     domain = StrictCharField(max_length=limits.NODE_DOMAIN_MAX, required=False)
     category_path_prefix = StrictCharField(max_length=limits.CATEGORY_PREFIX_MAX, required=False)
@@ -339,6 +342,16 @@ class NodeListQuerySerializer(StrictSerializer):
     q = StrictCharField(max_length=limits.QUERY_TEXT_MAX, required=False, allow_blank=True)
     cursor = serializers.CharField(required=False, max_length=512)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
+
+
+class NodeReadQuerySerializer(StrictSerializer):
+    """GET /nodes/{id} and its history: whom a key limited to workspaces reads for."""
+
+    workspace_id = IdentityField(required=False, help_text=(
+        "required for a key limited to workspaces (one of them); it then reads only that workspace's and its "
+        "sessions' memory, global memory and the user memory of user_id (404 otherwise)"))
+    user_id = IdentityField(required=False, help_text="for a key limited to workspaces: the end user whose user "
+                                                      "memory it may read")
 
 
 class NodePageSerializer(serializers.Serializer):

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from memory.api import context_serializers as cs
 from memory.api import serializers as s
-from memory.api.base import TeamAPIView, session_ref
+from memory.api.base import TeamAPIView, owner_of, session_ref
 from memory.api.errors import not_found_view
 from memory.api.kpi_serializers import feedback_output
 from memory.api.tool_calls import tool_call
@@ -221,8 +221,6 @@ class NodeListView(TeamAPIView):
     @extend_schema(operation_id="nodes_list", parameters=[s.NodeListQuerySerializer], responses={200: s.NodePageSerializer})
     def get(self, request):
         params = self.query(s.NodeListQuerySerializer)
-        if params.get("workspace_id"):
-            request.principal.check_workspace(params["workspace_id"])
         nodes = node_list(principal=request.principal, filters=params)
         if params.get("q", "").strip():
             nodes = node_text_filter(nodes, params["q"], team_id=request.principal.team.pk)
@@ -232,18 +230,21 @@ class NodeListView(TeamAPIView):
 
 
 class NodeDetailView(TeamAPIView):
-    @extend_schema(operation_id="nodes_get", responses={200: s.NodeOutSerializer})
+    @extend_schema(operation_id="nodes_get", parameters=[s.NodeReadQuerySerializer], responses={200: s.NodeOutSerializer})
     def get(self, request, node_id: int):
-        return Response(s.NodeOutSerializer(node_get(principal=request.principal, node_id=node_id)).data)
+        owner = owner_of(self.query(s.NodeReadQuerySerializer))
+        return Response(s.NodeOutSerializer(node_get(principal=request.principal, node_id=node_id, owner=owner)).data)
 
 
 class NodeHistoryView(TeamAPIView):
     """A node's supersede chain (both directions, oldest first) and the audit trail of the chain."""
 
-    @extend_schema(operation_id="nodes_history", responses={200: s.NodeHistoryOutSerializer})
+    @extend_schema(operation_id="nodes_history", parameters=[s.NodeReadQuerySerializer],
+                   responses={200: s.NodeHistoryOutSerializer})
     def get(self, request, node_id: int):
-        node = node_get(principal=request.principal, node_id=node_id)
-        chain = node_chain(principal=request.principal, node=node)
+        owner = owner_of(self.query(s.NodeReadQuerySerializer))
+        node = node_get(principal=request.principal, node_id=node_id, owner=owner)
+        chain = node_chain(principal=request.principal, node=node, owner=owner)
         audit = node_history_audit(principal=request.principal, node_ids=[item.pk for item in chain])
         return Response({"node_id": node.pk, "chain": s.NodeOutSerializer(chain, many=True).data,
                          "audit": s.AuditEventOutSerializer(audit, many=True).data})

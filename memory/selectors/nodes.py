@@ -171,11 +171,28 @@ def node_history_audit(*, principal: Principal, node_ids: list[int]) -> list[Aud
     return events
 
 
-def node_get(*, principal: Principal, node_id: int) -> Node:
-    """A node of the team by id, any status. Raises NotFound (also for a workspace the
-    principal may not read, so existence does not leak)."""
+def nodes_readable(*, principal: Principal, owner: Owner) -> QuerySet[Node]:
+    """nodes_for_team as the API reads it for a caller naming `owner`: for a key limited to
+    workspaces, what it reads in the workspace `owner` names (R-TEN, README): that workspace's
+    memory and its sessions' memory, global memory, and the user memory of the end user
+    `owner` names (`reach` without a session; no user_id, no user memory). Every other
+    principal reads what nodes_for_team gives, whatever `owner` names.
+    Raises AccessDenied when the key names no workspace, or one outside its limit."""
+    nodes = nodes_for_team(principal=principal)
+    if principal.workspace_ids is None:
+        return nodes
+    principal.check_workspace(owner.workspace_id)
+    there = Owner(workspace_id=owner.workspace_id, user_id=owner.user_id)
+    return nodes.filter(reach(owner=there, session=None) | Q(scope=Scope.SESSION, workspace_id=owner.workspace_id))
+
+
+def node_get(*, principal: Principal, node_id: int, owner: Owner | None = None) -> Node:
+    """A node of the team by id, any status; with `owner`, only one of nodes_readable.
+    Raises NotFound (also for a workspace the principal may not read, so existence does not
+    leak), AccessDenied (nodes_readable)."""
+    readable = nodes_for_team(principal=principal) if owner is None else nodes_readable(principal=principal, owner=owner)
     node = (
-        nodes_for_team(principal=principal)
+        readable
         .select_related("session", "supersedes", "superseded_by")
         .prefetch_related(visible_source_links(principal))
         .filter(pk=node_id)
@@ -190,10 +207,9 @@ def node_of_owner(*, principal: Principal, node_id: int, owner: Owner) -> Node:
     """node_get, when the node is within the reach of the user, workspace and session `owner`
     names (any node of the team when it names none), as memory_forget reads a node by id: an
     agent naming one end user cannot read or change another's memory by its id (R-TEN). A
-    workspace named outside the key's limit is refused, as every other call refuses it.
-    Raises AccessDenied, NotFound."""
-    if owner.workspace_id:
-        principal.check_workspace(owner.workspace_id)
+    workspace named outside the key's limit is refused, as every other call refuses it, and
+    so is naming none with a key limited to workspaces. Raises AccessDenied, NotFound."""
+    principal.check_workspace(owner.workspace_id)
     node = node_get(principal=principal, node_id=node_id)
     if owner.user_id or owner.workspace_id or owner.session_id:
         session = owner_session(principal=principal, owner=owner)
@@ -202,14 +218,15 @@ def node_of_owner(*, principal: Principal, node_id: int, owner: Owner) -> Node:
     return node
 
 
-def node_chain(*, principal: Principal, node: Node) -> list[Node]:
+def node_chain(*, principal: Principal, node: Node, owner: Owner | None = None) -> list[Node]:
     """The whole supersede chain through `node`, oldest first (both directions).
 
-    Only links the principal may read are followed: a key limited to some workspaces does
-    not see a predecessor or successor in another workspace. The walk reads ids (one small
-    query per link); the nodes are then fetched at once, with what serialisers need.
+    Only links the principal may read are followed (with `owner`, those of nodes_readable): a
+    key limited to some workspaces does not see a predecessor or successor in another
+    workspace. The walk reads ids (one small query per link); the nodes are then fetched at
+    once, with what serialisers need.
     """
-    readable = nodes_for_team(principal=principal)
+    readable = nodes_for_team(principal=principal) if owner is None else nodes_readable(principal=principal, owner=owner)
     ids = [node.pk]
     current = node.supersedes_id
     while current and current not in ids:
@@ -237,10 +254,20 @@ def node_audit_trail(*, principal: Principal, node_ids: list[int]) -> QuerySet[A
 def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node]:
     """Browse the team's nodes with optional filters (scope, workspace_id, user_id,
     session_id, domain, category_path_prefix, type, status, key); newest first. Without a
-    status filter, soft-deleted nodes are left out."""
-    nodes = nodes_for_team(principal=principal)
-    exact = {name: filters[name] for name in ("scope", "workspace_id", "user_id", "domain", "type", "key")
-             if filters.get(name)}
+    status filter, soft-deleted nodes are left out.
+
+    For a key limited to workspaces, workspace_id and user_id name whom it reads for, as in
+    a search, instead of filtering columns: it lists nodes_readable (that workspace's and its
+    sessions' memory, global memory, the named user's user memory); without a workspace_id,
+    AccessDenied."""
+    exact_names = ["scope", "workspace_id", "user_id", "domain", "type", "key"]
+    if principal.workspace_ids is None:
+        nodes = nodes_for_team(principal=principal)
+    else:
+        owner = Owner(workspace_id=filters.get("workspace_id", ""), user_id=filters.get("user_id", ""))
+        nodes = nodes_readable(principal=principal, owner=owner)
+        exact_names = [name for name in exact_names if name not in ("workspace_id", "user_id")]
+    exact = {name: filters[name] for name in exact_names if filters.get(name)}
     nodes = nodes.filter(**exact)
     if filters.get("status"):
         nodes = nodes.filter(status_q(filters["status"]))

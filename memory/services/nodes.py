@@ -297,14 +297,14 @@ def _jsonable(value: Any) -> Any:
 def node_for_write(*, principal: Principal, node_id: int, workspace_id: str = "") -> Node:
     """Lock and return a node the principal may change. Raises NotFound or AccessDenied.
 
-    Must run inside a transaction. A node in a workspace the principal may not read is
-    reported as not found, like another team's node.
+    Must run inside a transaction. A key limited to workspaces must name one of them in
+    `workspace_id` (AccessDenied before any id is looked up). A node in a workspace the
+    principal may not read is reported as not found, like another team's node.
     """
+    principal.check_workspace(workspace_id)
     node = Node.objects.select_for_update().filter(team=principal.team, pk=node_id).first()
     if node is None or (node.workspace_id and not principal.can_read_workspace(node.workspace_id)):
         raise NotFound(f"no node {node_id}")
-    if not node.workspace_id:
-        principal.check_workspace(workspace_id)
     principal.check_write_scope(node.scope)
     return node
 

@@ -152,10 +152,12 @@ def test_a_key_limited_to_another_workspace_is_refused(team, world):
         for method, url, body in requests_for(world, 1)[name]:
             response = send(client, method, url, body)
             assert response.status_code == 403, (name, response.status_code)
-    for name in ("api-node", "api-node-history", "api-memory-get", "api-retrieval-feedback"):
+    for name in ("api-node", "api-node-history", "api-memory-get"):
         method, url, body = requests_for(world, 1)[name][0]
-        assert send(client, method, url, body).status_code == 404, name
-    listing = client.get(reverse("api-nodes"), {"q": "secret"})
+        assert send(client, method, url, {**(body or {}), "workspace_id": "w2"}).status_code == 404, name
+    method, url, body = requests_for(world, 1)["api-retrieval-feedback"][0]
+    assert send(client, method, url, body).status_code == 404
+    listing = client.get(reverse("api-nodes"), {"q": "secret", "workspace_id": "w2"})
     assert listing.status_code == 200 and listing.json()["results"] == []
 
 
@@ -163,7 +165,8 @@ def test_a_key_with_an_empty_workspace_list_is_denied_everything(team, world):
     client = key_client(agent_key_create(team=team, name="nothing", workspace_ids=[])[1])
     assert client.post(reverse("api-memory-search"), {**CTX, "query_text": "secret"}, format="json").status_code == 403
     assert client.post(reverse("api-memory-search"), {"query_text": "secret"}, format="json").status_code == 403
-    assert client.get(reverse("api-nodes")).json()["results"] == []
+    assert client.get(reverse("api-nodes")).status_code == 403
+    assert client.get(reverse("api-nodes"), {"workspace_id": "w1"}).status_code == 403
 
 
 def test_search_scoped_to_a_workspace_returns_no_other_workspace_items(agent_client, principal, world):
@@ -216,7 +219,7 @@ def test_history_does_not_follow_a_chain_into_a_workspace_the_key_cannot_read(te
     node_supersede(principal=principal, old_node_id=old.pk, data=supersede_input(
         old, {"scope": "workspace", "title": "secret in B"}, {"workspace_id": "B"}))
     client = key_client(agent_key_create(team=team, name="A only", workspace_ids=["A"])[1])
-    response = client.get(reverse("api-node-history", args=[old.pk]), {"workspace_id": "A"})
+    response = client.get(reverse("api-node-history", args=[old.pk]), {"workspace_id": "A", "user_id": "u1"})
     assert response.status_code == 200
     assert "secret in B" not in response.content.decode()
     assert [n["id"] for n in response.json()["chain"]] == [old.pk]
@@ -226,9 +229,10 @@ def test_an_empty_workspace_limit_reads_no_user_or_global_memory_either(team, pr
     make_node(principal, scope="user", user_id="u1", type="fact", title="user fact")
     make_node(admin_principal, scope="global", type="fact", title="team fact")
     empty = key_client(agent_key_create(team=team, name="nothing", workspace_ids=[])[1])
-    assert empty.get(reverse("api-nodes")).json()["results"] == []
+    assert empty.get(reverse("api-nodes")).status_code == 403
     limited = key_client(agent_key_create(team=team, name="w1", workspace_ids=["w1"])[1])
-    assert sorted(n["title"] for n in limited.get(reverse("api-nodes")).json()["results"]) == ["team fact", "user fact"]
+    listed = limited.get(reverse("api-nodes"), {"workspace_id": "w1", "user_id": "u1"}).json()["results"]
+    assert sorted(n["title"] for n in listed) == ["team fact", "user fact"]
 
 
 def test_a_limited_key_cannot_read_a_retrieval_made_without_a_workspace(team, agent_client):

@@ -24,7 +24,7 @@ def test_source_ids_are_those_the_reader_may_follow(team, principal, agent_clien
         got = {
             "get": client.get(f"/api/v1/nodes/{node.pk}", extra).json()["source_message_ids"],
             "list": [item["source_message_ids"] for item in
-                     client.get("/api/v1/nodes", {"user_id": "dan"}).json()["results"]],
+                     client.get("/api/v1/nodes", {"user_id": "dan", **extra}).json()["results"]],
             "history": [item["source_message_ids"] for item in
                         client.get(f"/api/v1/nodes/{node.pk}/history", extra).json()["chain"]],
             "audit": [event["payload"]["source_message_ids"] for event in  # a second newcomer's find
@@ -43,5 +43,5 @@ def test_source_ids_are_those_the_reader_may_follow(team, principal, agent_clien
     assert shown(agent_client) == {"get": everything, "list": [everything], "history": [everything],
                                    "audit": [everything], "search": [everything], "context": [everything]}
     mine = [home.pk, loose.pk]
-    assert shown(home_only, workspace_id="home") == {"get": mine, "list": [mine], "history": [mine],
+    assert shown(home_only, workspace_id="home", user_id="dan") == {"get": mine, "list": [mine], "history": [mine],
                                                     "audit": [mine], "search": [mine], "context": [mine]}
