@@ -398,9 +398,11 @@ def test_another_teams_key_gets_404_and_changes_nothing(other_agent_client, worl
 
 
 @pytest.mark.parametrize("workspaces", [["w2"], []])
-def test_a_key_that_may_not_read_the_workspace_gets_404(team, world, workspaces):
+def test_a_key_that_may_not_read_the_workspace_gets_403(team, world, workspaces):
+    """As on every other session call: the refusal depends on the workspace named, not on what is stored."""
     client = key_client(agent_key_create(team=team, name="limited", workspace_ids=workspaces)[1])
-    assert forget_call(client).status_code == 404
+    response = forget_call(client)
+    assert response.status_code == 403 and "may not access workspace 'w1'" in response.json()["error"]["message"]
     assert Session.objects.filter(team=team, external_id="s1", deleted_at__isnull=True).exists()
 
 

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from memory import limits
 from memory.api.base import TeamAPIView
-from memory.api.fields import StrictCharField, StrictIntegerField
+from memory.api.fields import IdentityField, StrictCharField, StrictIntegerField
 from memory.api.serializers import StrictSerializer
 from memory.api.views import SummaryPagination
 from memory.errors import NotFound
@@ -23,17 +23,24 @@ from memory.services.profiles import profile_rollback
 VERSION_MAX = limits.VERSION_MAX
 
 
+def workspace_field() -> IdentityField:
+    return IdentityField(required=False, help_text="required for a key limited to workspaces: one of them")
+
+
 class ProfileQuerySerializer(StrictSerializer):
+    workspace_id = workspace_field()
     version = serializers.IntegerField(required=False, min_value=1, max_value=VERSION_MAX,
                                        help_text="an earlier version; default: the current one")
 
 
 class ProfileVersionsQuerySerializer(StrictSerializer):
+    workspace_id = workspace_field()
     cursor = serializers.CharField(required=False, max_length=512)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=limits.PAGE_SIZE_MAX)
 
 
 class RollbackInSerializer(StrictSerializer):
+    workspace_id = workspace_field()
     version = StrictIntegerField(min_value=1, max_value=VERSION_MAX, help_text="the version to make current again")
     reason = StrictCharField(max_length=limits.REASON_MAX, required=False, allow_blank=True, default="")
 
@@ -102,6 +109,7 @@ class ProfileView(TeamAPIView):
                                "or `?version=N` as stored. 404 when the user has no profile yet.")
     def get(self, request, user_id: str):
         params = self.query(ProfileQuerySerializer)
+        request.principal.check_workspace(params.get("workspace_id", ""))
         if "version" in params:
             version = profile_version_get(principal=request.principal, user_id=user_id, version=params["version"])
         else:
@@ -121,7 +129,7 @@ class ProfileVersionsView(TeamAPIView):
                    description="The versions of the user's profile, newest first, without their content; "
                                "`next` pages to older ones. Versions are never deleted.")
     def get(self, request, user_id: str):
-        self.query(ProfileVersionsQuerySerializer)
+        request.principal.check_workspace(self.query(ProfileVersionsQuerySerializer).get("workspace_id", ""))
         paginator = ProfileVersionPagination()
         versions = profile_versions(principal=request.principal, user_id=user_id)
         page = paginator.paginate_queryset(versions, request, view=self)
@@ -139,6 +147,7 @@ class ProfileRollbackView(TeamAPIView):
                                "is deleted. Needs the right to write user memory.")
     def post(self, request, user_id: str):
         data = self.body(RollbackInSerializer)
+        request.principal.check_workspace(data.get("workspace_id", ""))
         version = profile_rollback(principal=request.principal, user_id=user_id, version=data["version"],
                                    reason=data["reason"])
         return Response(ProfileVersionOutSerializer(version).data, status=201)

@@ -373,11 +373,14 @@ def jobs_sweep(*, now: datetime | None = None, idle_seconds: int = limits.CAPTUR
     return {"created": created, "due": len(due), "queued": handed}
 
 
-def jobs_stats(*, team: Team) -> dict:
+def jobs_stats(*, team: Team, workspace_id: str | None = None) -> dict:
     """Job counts by status and extraction yield (proposals, accepted, by refusal reason) for
-    the KPI page (R-EXTRACT visibility)."""
+    the KPI page (R-EXTRACT visibility): the team's, or with `workspace_id` that workspace's
+    ("" = conversations named in no workspace)."""
     with scope(team=team):
         jobs = CaptureJob.objects.filter(team=team)
+        if workspace_id is not None:
+            jobs = jobs.filter(workspace_id=workspace_id)
         by_status = {status: 0 for status in JobStatus.values}
         for status in jobs.values_list("status", flat=True):
             by_status[status] += 1

@@ -45,8 +45,9 @@ are kept as written: they are the "why" of the record.
 
 Permission: write rights on session scope, and on the scope of every node that would be
 deleted (an agent key cannot take down a team-wide global memory this way; the whole call
-is refused, 403, with nothing changed). A session in another team or in a workspace the
-principal may not read is NotFound, like an unknown one. Everything happens in one
+is refused, 403, with nothing changed). A key limited to workspaces must name one of them
+(AccessDenied, 403, as on every session call; it depends on the ids named, not on what is
+stored). A session in another team is NotFound, like an unknown one. Everything happens in one
 transaction with its audit events, under a lock on the session row: a failure changes
 nothing. Writers lock that row too before touching the conversation (messages_append, and
 node writes of its session or citing its messages), so each runs wholly before a forget
@@ -89,8 +90,7 @@ class SessionForgetResult:
 
 
 def _session_for_write(principal: Principal, ref: SessionRef) -> Session:
-    if not principal.can_read_workspace(ref.workspace_id):
-        raise NotFound(f"no session {ref.session_id!r} for this workspace and user")
+    principal.check_workspace(ref.workspace_id)  # 403, as every other session call (messages, working memory)
     session = (
         Session.objects.select_for_update()
         .filter(team=principal.team, workspace_id=ref.workspace_id, user_id=ref.user_id, external_id=ref.session_id)

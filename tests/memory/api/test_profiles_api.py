@@ -125,10 +125,14 @@ def test_another_team_gets_404_and_nothing(other_agent_client, profile):
 
 
 def test_a_key_with_an_empty_workspace_list_reads_no_profile(team, profile):
+    """It can name no workspace of its own, so every profile call is refused (README: a key
+    limited to workspaces names one of them in every call)."""
     empty = key_client(agent_key_create(team=team, name="nothing", workspace_ids=[])[1])
-    assert empty.get(reverse("api-profile", args=["u1"])).status_code == 404
-    assert empty.get(reverse("api-profile-versions", args=["u1"])).json()["results"] == []
-    assert empty.post(reverse("api-profile-rollback", args=["u1"]), {"version": 1}, format="json").status_code == 404
+    for query in ({}, {"workspace_id": "w1"}):
+        assert empty.get(reverse("api-profile", args=["u1"]), query).status_code == 403
+        assert empty.get(reverse("api-profile-versions", args=["u1"]), query).status_code == 403
+        assert empty.post(reverse("api-profile-rollback", args=["u1"]), {"version": 1, **query},
+                          format="json").status_code == 403
 
 
 def test_user_ids_may_hold_slashes_and_bad_ones_are_a_400(team, principal, agent_client):
