@@ -220,12 +220,14 @@ class AsyncMemoryClient:
         """GET /nodes: the team's nodes, newest first, filtered; a page at a time."""
         return await self._send(c.NODES.call(locals()))
 
-    async def get_node(self, node_id: int) -> Node:
-        """GET /nodes/{id}: any status; NotFound for an id of another team."""
+    async def get_node(self, node_id: int, *, workspace_id: str | None = None, user_id: str | None = None) -> Node:
+        """GET /nodes/{id}: any status; NotFound for an id of another team. A key limited to
+        workspaces names one of them (and the user whose memory it reads)."""
         return await self._send(c.NODE.call(locals()))
 
-    async def node_history(self, node_id: int) -> NodeHistory:
-        """GET /nodes/{id}/history: the supersede chain and its audit trail."""
+    async def node_history(self, node_id: int, *, workspace_id: str | None = None,
+                           user_id: str | None = None) -> NodeHistory:
+        """GET /nodes/{id}/history: the supersede chain and its audit trail (workspace_id, user_id: as get_node)."""
         return await self._send(c.NODE_HISTORY.call(locals()))
 
     async def delete_node(self, node_id: int, *, mode: str | None = None, reason: str | None = None,

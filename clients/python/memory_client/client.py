@@ -223,12 +223,14 @@ class MemoryClient:
         """GET /nodes: the team's nodes, newest first, filtered; a page at a time."""
         return self._send(c.NODES.call(locals()))
 
-    def get_node(self, node_id: int) -> Node:
-        """GET /nodes/{id}: any status; NotFound for an id of another team."""
+    def get_node(self, node_id: int, *, workspace_id: str | None = None, user_id: str | None = None) -> Node:
+        """GET /nodes/{id}: any status; NotFound for an id of another team. A key limited to
+        workspaces names one of them (and the user whose memory it reads)."""
         return self._send(c.NODE.call(locals()))
 
-    def node_history(self, node_id: int) -> NodeHistory:
-        """GET /nodes/{id}/history: the supersede chain and its audit trail."""
+    def node_history(self, node_id: int, *, workspace_id: str | None = None,
+                     user_id: str | None = None) -> NodeHistory:
+        """GET /nodes/{id}/history: the supersede chain and its audit trail (workspace_id, user_id: as get_node)."""
         return self._send(c.NODE_HISTORY.call(locals()))
 
     def delete_node(self, node_id: int, *, mode: str | None = None, reason: str | None = None,
