@@ -6,8 +6,8 @@ a place cut short).
 
 import re
 
-from memory.capture.rules_common import Finding, Subjects
-from memory.capture.words_en import POINTING, clean, say
+from memory.capture.rules_common import Finding, Rule, Subjects
+from memory.capture.words_en import END_WHOLE, MOVE_END, POINTING, clean, say
 
 PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
 # "the" before a place of two or more words, left out of it: "at the University of Michigan" →
@@ -139,3 +139,46 @@ def job_at(match: re.Match[str], message: str) -> list[Finding]:
     does and where (JOB_AT): both facts, each by its own builder's checks."""
     job = own_job(match, message, group="job")
     return fact_builder("works")(match, message) + job if job else []
+
+
+def works_as(match: re.Match[str], message: str) -> list[Finding]:
+    """"I work at Google" → where the user works; "…as a software engineer" → what they do too."""
+    works = fact_builder("works")(match, message)
+    return works + (own_job(match, message, group="job") if works and match["job"] else [])
+
+
+def _fact_rule(build, *patterns: str, **options) -> Rule:
+    return Rule(name="en.fact", patterns=tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns), build=build,
+                **options)
+
+
+I_AM = r"\bI(?:'m| am)"
+# Whom one lives with, between "live" and "in": "with my parents", "with our two dogs", "with them".
+_WITH = r"(?:with\s+(?:(?:my|our|a|an|two|three|four)\s+(?:[a-z'-]+\s+){1,4}?|(?:him|her|them)\s+))?"
+
+# The user's name, home, workplace, occupation and those they name, in rules_en's table order.
+FACT_RULES = (
+    # "I live with my parents in Boston": those they live with, then the place.
+    _fact_rule(fact_builder("lives"), rf"\bI(?:\s+now)?(?:\s+live|'ve lived|\s+have lived)\s+{_WITH}in\s+{THE}"
+          rf"(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
+    _fact_rule(works_as, rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+{THE}(?P<item>{PLACE})"
+                         rf"(?:\s+as\s+an?\s+{JOB.replace('(?P<item>', '(?P<job>', 1)}|{END_WHOLE}|(?=\s+as\s+an?\s))",
+               generic=True, subjects=SUBJECTS),
+    _fact_rule(job_at,
+          rf"(?:(?:^\s*(?:and\s+|but\s+|so\s+|well,?\s+|actually,?\s+|yeah,?\s+|yes,?\s+)?|\band\s+){I_AM}\s+"
+          rf"(?:also\s+|now\s+|currently\s+|working\s+as\s+)?|\bI\s+(?:now\s+|currently\s+)?work\s+as\s+)an?\s+"
+          rf"{JOB_AT}\s+{THE}(?P<item>{PLACE}){END_WHOLE}", generic=True, subjects=SUBJECTS),
+    # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
+    _fact_rule(fact_builder("lives"),
+          rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"
+          rf"\s+(?:back\s+)?(?:from\s+{PLACE}\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
+    # ("Call me …" is as often "call me back", "call me Monday": not read.)
+    _fact_rule(own_name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
+          subjects=SUBJECTS),
+    _fact_rule(own_job,
+          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+{JOB}",
+          rf"\bI\s+(?:now\s+)?work\s+as\s+an?\s+{JOB}", generic=True, subjects=SUBJECTS),
+    _fact_rule(fact_builder("named"),
+          rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
+          generic=True),
+)

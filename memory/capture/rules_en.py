@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture.allergy_en import NONE_BUT, allergy, no_allergy
-from memory.capture.facts_en import JOB, JOB_AT, KIN, NAME, PLACE, SUBJECTS, THE, fact_builder, job_at, own_job, own_name
+from memory.capture.facts_en import FACT_RULES, I_AM, SUBJECTS
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
@@ -26,7 +26,6 @@ from memory.capture.words_en import (
     FLAVOR_RUN,
     FLAVORS,
     ITEM,
-    MOVE_END,
     NOT_A_TASK,
     NOT_REMINDED,
     PERSONAL_CIRCLE,
@@ -221,9 +220,6 @@ def _rule(name: str, build, *patterns: str, **options) -> Rule:
                 **options)
 
 
-I_AM = r"\bI(?:'m| am)"
-# Whom one lives with, between "live" and "in": "with my parents", "with our two dogs", "with them".
-_WITH = r"(?:with\s+(?:(?:my|our|a|an|two|three|four)\s+(?:[a-z'-]+\s+){1,4}?|(?:him|her|them)\s+))?"
 PHRASE = r"[^,.;!?]{1,40}"
 RULES = (
     _rule("health", _health,
@@ -295,28 +291,7 @@ RULES = (
     _rule("favorite", _favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
-    # "I live with my parents in Boston": those they live with, then the place.
-    _rule("fact", fact_builder("lives"), rf"\bI(?:\s+now)?(?:\s+live|'ve lived|\s+have lived)\s+{_WITH}in\s+{THE}"
-          rf"(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
-    _rule("fact", fact_builder("works"), rf"\bI\s+(?:now\s+)?work\s+(?:at|for)\s+{THE}(?P<item>{PLACE}){END_WHOLE}", generic=True,
-          subjects=SUBJECTS),
-    _rule("fact", job_at,
-          rf"(?:(?:^\s*(?:and\s+|but\s+|so\s+|well,?\s+|actually,?\s+|yeah,?\s+|yes,?\s+)?|\band\s+){I_AM}\s+"
-          rf"(?:also\s+|now\s+|currently\s+|working\s+as\s+)?|\bI\s+(?:now\s+|currently\s+)?work\s+as\s+)an?\s+"
-          rf"{JOB_AT}\s+{THE}(?P<item>{PLACE}){END_WHOLE}", generic=True, subjects=SUBJECTS),
-    # A move is a new home: "I moved to Berlin last year", "we've just moved to Lisbon".
-    _rule("fact", fact_builder("lives"),
-          rf"\b(?:I|we)(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|finally\s+|since\s+)?(?:moved|relocated)"
-          rf"\s+(?:back\s+)?(?:from\s+{PLACE}\s+)?to\s+(?P<item>{PLACE}){MOVE_END}", generic=True, subjects=SUBJECTS),
-    # ("Call me …" is as often "call me back", "call me Monday": not read.)
-    _rule("fact", own_name, rf"^\s*(?:hi,?\s+|hello,?\s+)?my\s+name\s+is\s+(?P<item>{NAME}){END_WHOLE}", generic=True,
-          subjects=SUBJECTS),
-    _rule("fact", own_job,
-          rf"^\s*(?:and\s+|but\s+|so\s+|well,?\s+)?{I_AM}\s+(?:also\s+|now\s+)?an?\s+{JOB}",
-          rf"\bI\s+(?:now\s+)?work\s+as\s+an?\s+{JOB}", generic=True, subjects=SUBJECTS),
-    _rule("fact", fact_builder("named"),
-          rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
-          generic=True),
+    *FACT_RULES,
     _rule("like", _like("like"),
           rf"\bI\s+(?:really\s+|just\s+|absolutely\s+|also\s+|truly\s+)?(?:love|like|enjoy|adore)\s+{ITEM}{END_WHOLE}",
           generic=True, subjects=SUBJECTS),

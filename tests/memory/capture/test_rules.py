@@ -1121,3 +1121,17 @@ def test_a_diet_said_over_with_none_stored_proposes_nothing(text):
 ])
 def test_a_doubt_right_before_a_statement_voids_it(text, expected):
     assert [operation["node"]["title"] for operation in extract(text)] == expected
+
+
+# A newcomer's "I work at Google as a software engineer" gave nothing; "I work at Google" did.
+@pytest.mark.parametrize("text,expected", [
+    ("I work at Google as a software engineer", ["User works at Google", "User is a software engineer"]),
+    ("I work for the University of Michigan as a nurse practitioner.",
+     ["User works at University of Michigan", "User is a nurse practitioner"]),
+    ("I work at Google as a favour to a friend", ["User works at Google"]),
+    ("I work at Google as well", ["User works at Google"]),
+    ("I worked at Google as a nurse", []),
+    ("If I work at Google as a nurse, I'd be happy", []),
+])
+def test_the_job_said_after_the_workplace(text, expected):
+    assert [operation["node"]["title"] for operation in extract(text)] == expected
