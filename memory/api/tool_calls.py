@@ -224,6 +224,8 @@ def _context(principal: Principal, data) -> ToolAnswer:
             "chars_by_layer": context.chars_by_layer,
             "tokens_by_layer": context.tokens_by_layer,
             "counts": context.counts,
+            # every item the budget left out, with the limit that did it (nodes also in omitted as over_limit)
+            "dropped": [{**left.item.ref, "limit": left.limit} for left in context.dropped],
             "latency_ms": context.latency_ms,
         },
     })

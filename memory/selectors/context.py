@@ -29,7 +29,8 @@ The whole block — headers, separators, summary — stays within `max_chars` ch
 Items are placed in priority order — L0, L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
 then into whatever room is left; what does not fit is left out and counted in diagnostics
-(nodes also as `over_limit`). An item is never cut: it fits whole or is left out. Recent
+(nodes also as `over_limit`), each under the limit that left it out (MemoryContext.dropped,
+a warning per limit). An item is never cut: it fits whole or is left out. Recent
 messages stay a contiguous window ending at the newest turn. A message is shown as one line, `role: text` or
 `role (name): text` when its metadata names the speaker, of at most MESSAGE_EXCERPT_CHARS
 characters of text (longer ones end with "…"). Every node left out for the
@@ -70,9 +71,19 @@ from memory.selectors.query import Omission
 from memory.selectors.rows import prefetch_source_links
 from memory.validation import context_time_zone
 
-__all__ = ["ContextRequest", "MemoryContext", "context_build"]
+__all__ = ["ContextRequest", "Dropped", "MemoryContext", "context_build", "limit_value"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """An item the budget left out and the limit that left it out: "max_chars", or a layer's
+    cap "l0_chars" … "l5_chars". Older recent messages go with the newer one that did not fit
+    (the window stays contiguous), a follow-up with its message."""
+
+    item: Item
+    limit: str
 
 
 @dataclass
@@ -89,6 +100,7 @@ class MemoryContext:
     truncated: bool
     latency_ms: float
     counts: dict[str, int] = field(default_factory=dict)
+    dropped: list[Dropped] = field(default_factory=list)  # in fill priority order
 
     def section(self, name: str) -> list[Any]:
         return [item.obj for item in self.items if item.section == name]
@@ -190,6 +202,14 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     return [item for item in defaults if keep(item)], [item for item in hits if keep(item)]
 
 
+_LIMITS = ("max_chars", *(f"{layer.lower()}_chars" for layer in LAYERS))  # the order of their warnings
+
+
+def limit_value(budget: Budget, limit: str) -> int | None:
+    """The value in `budget` of a Dropped.limit ("max_chars", "l0_chars" … "l5_chars")."""
+    return budget.max_chars if limit == "max_chars" else budget.layer_chars(limit[:2].upper())
+
+
 def _critical(item: Item) -> bool:
     return (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
             and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
@@ -199,7 +219,7 @@ def _share(item: Item) -> str:
     return "L5" if item.layer == "L5" else item.section
 
 
-def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Item]]:
+def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Dropped]]:
     """Fill the block in two passes over the candidates (in fill priority order), after the
     critical constraints (_critical), which go in first.
 
@@ -208,69 +228,79 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
     held back goes in, in the same order, while the whole rendered block still fits. An item
     goes in whole or not at all. Recent messages stay a contiguous window: once one does not
-    fit, no older one is placed. A follow-up goes in only beneath its message. `layer_caps`
-    (the policy's l0_chars … l5_chars) bound the characters of a layer's items in both passes.
+    fit, no older one is placed. A follow-up goes in only beneath its message (held back with
+    it). `layer_caps` (the policy's l0_chars … l5_chars) bound the characters of a layer's
+    items in both passes. Returns (chosen, dropped), each dropped item with the limit that
+    left it out (Dropped).
     """
     layer_caps = layer_caps or {}
     layer_used: dict[str, int] = {}
     chosen: list[Item] = []
     size = RenderedSize()  # len(render(chosen)), kept as items come and go
     held_back: list[Item] = []
-    dropped: list[Item] = []
+    dropped: list[Dropped] = []
     used: dict[str, int] = {}
+    message_limits: dict[int, str] = {}  # a dropped message's limit, which its follow-up shares
 
-    def try_add(item: Item) -> bool:
+    def try_add(item: Item) -> str | None:
+        """None when `item` went in, else the limit that kept it out."""
         if item.after is not None and not any(hit.kind == "message" and hit.obj.pk == item.after for hit in chosen):
-            return False  # a follow-up is shown only beneath its message
+            return message_limits.get(item.after, "max_chars")  # a follow-up is shown only beneath its message
         cap = layer_caps.get(item.layer)
         if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
-            return False
+            return f"{item.layer.lower()}_chars"
         chosen.append(item)
         size.add(item)
         if size.chars <= max_chars:
             layer_used[item.layer] = layer_used.get(item.layer, 0) + len(item.text)
-            return True
+            return None
         chosen.pop()
         size.remove(item)
-        return False
+        return "max_chars"
 
-    window_closed = False
+    def drop(item: Item, limit: str) -> None:
+        dropped.append(Dropped(item, limit))
+        if item.kind == "message":
+            message_limits[item.obj.pk] = limit
+
+    window_limit: str | None = None  # the limit that closed the recent window
     # A constraint the user must not be without (an allergy; importance ≥ limits.CRITICAL_IMPORTANCE)
     # goes in first, whatever its section's share: under a budget of 60 characters a newcomer's
     # block held a session note and left the anaphylaxis out.
     for item in candidates:
         if _critical(item):
-            if try_add(item):
+            if (limit := try_add(item)) is None:
                 used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
             else:
-                dropped.append(item)
+                drop(item, limit)
     for item in candidates:
         if _critical(item):
             continue
         share = _share(item)
         cost = len(item.text) + 1
-        if item.section == "recent_messages" and (window_closed or held_back and held_back[-1].section == share):
+        if item.section == "recent_messages" and (window_limit or held_back and held_back[-1].section == share):
             held_back.append(item)
-        elif used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars:
+        elif used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars or (
+                item.after is not None and any(held.kind == "message" and held.obj.pk == item.after for held in held_back)):
             held_back.append(item)
-        elif try_add(item):
+        elif (limit := try_add(item)) is None:
             used[share] = used.get(share, 0) + cost
-        elif item.section == "recent_messages":
-            window_closed = True
-            dropped.append(item)
         else:
-            dropped.append(item)
+            if item.section == "recent_messages":
+                window_limit = limit
+            drop(item, limit)
     for item in held_back:
-        if item.section == "recent_messages" and window_closed:
-            dropped.append(item)
-        elif not try_add(item):
-            dropped.append(item)
-            window_closed = window_closed or item.section == "recent_messages"
+        if item.section == "recent_messages" and window_limit:
+            drop(item, window_limit)
+        elif (limit := try_add(item)) is not None:
+            drop(item, limit)
+            if item.section == "recent_messages":
+                window_limit = limit
     return chosen, dropped
 
 
 def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[str, int],
-                      covers: int) -> tuple[list[Item], list[Item], bool]:
+                      covers: int) -> tuple[list[Item], list[Dropped], bool]:
     """_fit, leaving out the conversation summary when the block shows without it, whole and
     word for word (no excerpt), every message the summary covers (`covers` of them: all of its
     session's messages up to its last one but the system messages, which no block shows). A
@@ -325,7 +355,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         gathered.fail("source links", error)
     shown = {item.obj.pk for item in chosen if item.kind == "node"}
     omitted = list({(item.node_id, item.reason): item for item in gathered.omitted + [
-        Omission(item.obj.pk, "over_limit") for item in dropped if item.kind == "node"]
+        Omission(left.item.obj.pk, "over_limit") for left in dropped if left.item.kind == "node"]
         if item.node_id not in shown}.values())
     block = render(chosen)
     chars_by_layer = {layer: 0 for layer in LAYERS}
@@ -335,11 +365,13 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         tokens_by_layer[item.layer] += estimate_tokens(item.text)
     status = "disabled" if not budget.enabled else ("degraded" if gathered.degraded else "ok")
     warnings = list(budget.warnings) + gathered.warnings
-    if dropped:
-        warnings.append(f"{len(dropped)} item(s) left out to stay within max_chars={budget.max_chars}")
+    by_limit = {limit: sum(1 for left in dropped if left.limit == limit) for limit in _LIMITS
+                if any(left.limit == limit for left in dropped)}
+    warnings += [f"{count} item(s) left out to stay within {limit}={limit_value(budget, limit)}"
+                 for limit, count in by_limit.items()]
     warnings += [f"pinned instructions of {'workspace ' + repr(item.obj.workspace_id) if item.obj.workspace_id else 'the team'}"
                  f" ({len(item.text)} characters) left out: they do not fit max_chars={budget.max_chars} or the L0 cap"
-                 for item in dropped if item.section == "instructions"]
+                 for item in (left.item for left in dropped) if item.section == "instructions"]
     context = MemoryContext(
         retrieval_id=None,
         block=block,
@@ -352,11 +384,13 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         tokens_by_layer=tokens_by_layer,
         truncated=bool(dropped),
         latency_ms=0.0,
+        dropped=dropped,
         counts={
             **gathered.counts,
             "dropped_for_budget": len(dropped),
-            "dropped_by_section": {section: sum(1 for item in dropped if item.section == section)
-                                   for section in SECTIONS if any(item.section == section for item in dropped)},
+            "dropped_by_section": {section: sum(1 for left in dropped if left.item.section == section)
+                                   for section in SECTIONS if any(left.item.section == section for left in dropped)},
+            "dropped_by_limit": by_limit,
             "omitted_nodes": len(omitted),
             "summary_redundant": int(summary_redundant),
         },

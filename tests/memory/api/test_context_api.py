@@ -179,3 +179,21 @@ def test_a_time_zone_with_nul_or_a_lone_surrogate_is_a_400(agent_client, zone):
     response = agent_client.post(URL, data=raw, content_type="application/json")
     assert response.status_code == 400 and response.json()["error"]["code"]
     assert Retrieval.objects.count() == 0
+
+
+def test_items_a_layer_cap_leaves_out_are_named_with_that_cap_and_listed(agent_client, principal, admin_principal):
+    from memory.services.policies import policy_set
+
+    policy_set(principal=admin_principal, workspace_id="w1", changes={"max_chars": 400, "top_n": 3, "l5_chars": 200})
+    for index in range(3):  # one turn per session: no follow-ups
+        append(principal, f"we planted roses in the garden bed number {index} " + "x" * 60, session_id=f"old{index}",
+               user_id="u1", workspace_id="w1")
+    append(principal, "hello", session_id="s1", user_id="u1", workspace_id="w1")
+    body = context(agent_client, workspace_id="w1", query="garden roses").json()
+    diagnostics = body["diagnostics"]
+    assert diagnostics["total_chars"] < 400 and body["omitted"] == []
+    assert "2 item(s) left out to stay within l5_chars=200" in diagnostics["warnings"]
+    assert not any("max_chars" in warning for warning in diagnostics["warnings"])
+    assert [(item["section"], item["kind"], item["limit"]) for item in diagnostics["dropped"]] == [
+        ("earlier_messages", "message", "l5_chars")] * 2
+    assert diagnostics["counts"]["dropped_by_limit"] == {"l5_chars": 2}

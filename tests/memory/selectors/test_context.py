@@ -744,3 +744,56 @@ def test_under_a_tight_budget_a_critical_constraint_goes_in_before_session_notes
     context = build(principal, "晚饭吃什么", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
                     budget={"max_chars": 60})
     assert mild.pk not in context.used_memory_ids  # only a critical one goes first
+
+
+def _three_earlier_turns(principal):
+    for index in range(3):  # one turn per session: no follow-ups
+        append(principal, f"we planted roses in the garden bed number {index} " + "x" * 60, session_id=f"old{index}",
+               user_id="u1", workspace_id="w1")
+    append(principal, "hello", session_id="s1", user_id="u1", workspace_id="w1")
+
+
+def test_a_layer_cap_that_leaves_items_out_is_named_in_the_warning_not_max_chars(principal):
+    _three_earlier_turns(principal)
+    context = build(principal, "garden roses", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                    budget={"max_chars": 400, "top_n": 3, "l5_chars": 200})
+    assert len(context.section("earlier_messages")) == 1 and len(context.block) < 400
+    assert "2 item(s) left out to stay within l5_chars=200" in context.warnings
+    assert not any("max_chars" in warning for warning in context.warnings)
+    assert [(left.item.section, left.limit) for left in context.dropped] == [("earlier_messages", "l5_chars")] * 2
+    assert context.counts["dropped_by_limit"] == {"l5_chars": 2}
+
+
+def test_items_left_out_by_the_total_keep_the_max_chars_warning(principal):
+    _three_earlier_turns(principal)
+    context = build(principal, "garden roses", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                    budget={"max_chars": 200, "top_n": 3})
+    assert "2 item(s) left out to stay within max_chars=200" in context.warnings
+    assert context.counts["dropped_by_limit"] == {"max_chars": 2}
+
+
+def test_each_limit_that_left_items_out_has_its_own_clause(principal):
+    _three_earlier_turns(principal)
+    node = make_node(principal, user_id="u1", workspace_id="w1", type="fact", title="garden roses " + "y" * 150)
+    append(principal, "and the roses? " + "z" * 150, session_id="s1", user_id="u1", workspace_id="w1")
+    context = build(principal, "garden roses", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                    budget={"max_chars": 300, "top_n": 3, "l5_chars": 200})
+    assert node.pk in context.used_memory_ids and not context.section("recent_messages")
+    assert [warning for warning in context.warnings if "left out to stay within" in warning] == [
+        "2 item(s) left out to stay within max_chars=300", "2 item(s) left out to stay within l5_chars=200"]
+    assert [(left.item.section, left.limit) for left in context.dropped] == [
+        ("earlier_messages", "l5_chars"), ("earlier_messages", "l5_chars"),
+        ("recent_messages", "max_chars"), ("recent_messages", "max_chars")]
+
+
+def test_a_follow_up_waits_for_its_message_when_the_share_holds_the_message_back(principal):
+    append(principal, "shall we plant roses in the garden bed by the fence " + "x" * 60 + "?", session_id="old",
+           user_id="u1", workspace_id="w1")
+    append(principal, "yes, red ones", session_id="old", user_id="u1", workspace_id="w1", role="assistant")
+    make_node(principal, user_id="u1", workspace_id="w1", type="fact", title="garden roses need water " + "y" * 30)
+    append(principal, "hello", session_id="s1", user_id="u1", workspace_id="w1")
+    context = build(principal, "garden roses", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
+                    budget={"max_chars": 400, "top_n": 3})
+    earlier = context.block.split("[Earlier messages]\n")[1].splitlines()
+    assert earlier[0].endswith("x?") and earlier[1].startswith("  ↳ ") and "yes, red ones" in earlier[1]
+    assert context.counts["dropped_for_budget"] == 0
