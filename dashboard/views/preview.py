@@ -1,8 +1,9 @@
 """The hit preview (R-UI; seed 004 §10 记忆命中预览): pick a workspace, user and session, type a
 question, and see what the context call would inject — the rendered block, characters and
 estimated tokens per layer, the items by section with why and what matched, the nodes left
-out with their reasons — under the budget in force and, beside it, under a draft budget,
-with the items the draft adds or removes highlighted.
+out with their reasons, the other items the budget left out with the limit that did it —
+under the budget in force and, beside it, under a draft budget, with the items the draft
+adds or removes highlighted.
 
 Built by memory.selectors.dashboard_tuning.context_preview over context_build, the API's own
 selector, with record=False: a preview never writes to the hit ledger. Every role may use
@@ -22,7 +23,7 @@ from dashboard.teams import team_required
 from memory.errors import InvalidInput
 from memory.policy_models import LAYER_NAMES, POLICY_FIELDS
 from memory.selectors.budget import estimate_tokens
-from memory.selectors.context import ContextRequest, MemoryContext
+from memory.selectors.context import ContextRequest, MemoryContext, limit_value
 from memory.selectors.context_items import SECTIONS
 from memory.selectors.dashboard_tuning import context_preview, known_ids, node_titles
 from memory.selectors.nodes import Owner
@@ -46,6 +47,7 @@ class Side:
     omitted: list[dict[str, Any]] = field(default_factory=list)  # at most OMITTED_SHOWN
     omitted_total: int = 0
     omitted_by_reason: list[tuple[str, int]] = field(default_factory=list)  # most first
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # items but nodes the budget left out, with the limit
     layers: list[dict[str, Any]] = field(default_factory=list)
     budget: list[dict[str, Any]] = field(default_factory=list)
     total_chars: int = 0
@@ -67,7 +69,10 @@ def _side(title: str, context: MemoryContext, other: MemoryContext | None, *, dr
     changed = sum(1 for key in mine if key not in theirs)
     side.added, side.removed = (changed, 0) if draft else (0, changed)
     other_omitted = {(o.node_id, o.reason) for o in other.omitted} if other is not None else None
+    limits = {left.item.obj.pk: f"{left.limit}={limit_value(context.budget, left.limit)}"
+              for left in context.dropped if left.item.kind == "node"}
     omitted = [{"node_id": o.node_id, "reason": o.reason, "title": "",
+                "limit": limits.get(o.node_id) if o.reason == "over_limit" else None,
                 "state": "added" if draft and other_omitted is not None and (o.node_id, o.reason) not in other_omitted
                 else ""} for o in context.omitted]
     side.omitted_total = len(omitted)
@@ -75,6 +80,11 @@ def _side(title: str, context: MemoryContext, other: MemoryContext | None, *, dr
     # What the draft newly leaves out first; a large store leaves out hundreds of superseded
     # and expired nodes, which the counts by reason cover.
     side.omitted = sorted(omitted, key=lambda row: not row["state"])[:OMITTED_SHOWN]
+    # Messages, the summary, profile and working-memory lines have no place in `omitted` (nodes
+    # only, R-QUERY) but the budget's warning counts them: listed here so the two agree.
+    side.dropped = [{"item": left.item, "layer": left.item.layer, "header": SECTIONS[left.item.section][1],
+                     "limit": f"{left.limit}={limit_value(context.budget, left.limit)}"}
+                    for left in context.dropped if left.item.kind != "node"]
     budget, other_budget = context.budget, other.budget if other is not None else None
     for layer in LAYER_NAMES:
         before = other.chars_by_layer[layer] if draft and other is not None else None

@@ -196,3 +196,19 @@ def test_left_out_nodes_are_counted_by_reason_and_the_first_ones_listed_the_draf
     html = response.content.decode()
     assert "<b>9</b> nodes:" in html and "the first 5 listed, what the draft newly leaves out first" in html
     assert html.count("old launch plan") == 4 + 5
+
+
+def test_messages_a_layer_cap_leaves_out_are_listed_under_left_out_with_the_cap(viewer_client, admin_principal,
+                                                                                principal):
+    policy_set(principal=admin_principal, workspace_id="w1", changes={"max_chars": 400, "top_n": 3, "l5_chars": 200})
+    turns = [append(principal, f"we planted roses in the garden bed number {index} " + "x" * 60,
+                    session_id=f"old{index}", user_id="u1", workspace_id="w1")[0] for index in range(3)]
+    append(principal, "hello", **CALL)
+    response = viewer_client.get(URL, {**CALL, "q": "garden roses"})
+    current = response.context["current"]
+    assert current.context.omitted == [] and "2 item(s) left out to stay within l5_chars=200" in current.context.warnings
+    assert [(row["item"].section, row["limit"]) for row in current.dropped] == [("earlier_messages", "l5_chars=200")] * 2
+    html = response.content.decode()
+    assert "Nothing left out." not in html and "<b>2</b> other items left out for the budget:" in html
+    left_out = html.split('<ul class="dropped">')[1].split("</ul>")[0]
+    assert sum(f"message #{turn.pk}</a>" in left_out for turn in turns) == 2 and left_out.count("l5_chars=200") == 2
