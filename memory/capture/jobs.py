@@ -338,6 +338,15 @@ def job_run(job_id: int, *, extractor: Extractor | None = None, summarizer: Summ
         return CaptureJob.objects.filter(pk=job_id).first()
 
 
+def lease_release(job_id: int) -> None:
+    """Make job `job_id` due again at once if it is still pending: for a run that failed before it
+    counted its attempt (a database error; SQLite busy while another process wrote), so the sweep's
+    lease does not hold it back for MEMORY_CAPTURE_LEASE_SECONDS (a newcomer saw one job wait five
+    minutes while `capture_run` ran beside the server). Its attempts still count toward the limit."""
+    with scopes_disabled():
+        CaptureJob.objects.filter(pk=job_id, status=JobStatus.PENDING).update(next_attempt_at=timezone.now())
+
+
 def _uncaptured_quiet_sessions(now: datetime, idle_seconds: int, limit: int) -> list[Session]:
     """Sessions quiet for `idle_seconds` whose newest message no capture job covers yet."""
     last_job = CaptureJob.objects.filter(session=OuterRef("pk")).order_by("-to_message_id").values("to_message_id")[:1]

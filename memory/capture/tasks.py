@@ -5,7 +5,7 @@ from django.conf import settings
 from django_scopes import scopes_disabled
 
 from accounts.models import Team
-from memory.capture.jobs import job_run, jobs_sweep
+from memory.capture.jobs import job_run, jobs_sweep, lease_release
 from memory.ops.health import heartbeat_stamp
 from memory.ops.partitions import partitions_ahead
 from memory.services.embeddings import embeddings_refresh
@@ -14,7 +14,11 @@ from memory.services.maintenance import nodes_expire_due, statistics_refresh
 
 @shared_task(name="memory.capture.tasks.run_capture_job", ignore_result=True)
 def run_capture_job(job_id: int) -> None:
-    job_run(job_id)
+    try:
+        job_run(job_id)
+    except Exception:
+        lease_release(job_id)
+        raise
 
 
 @shared_task(name="memory.capture.tasks.sweep_jobs", ignore_result=True)

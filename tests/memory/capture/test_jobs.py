@@ -499,3 +499,25 @@ def test_an_agents_repeat_with_fewer_fields_keeps_what_capture_stored(principal)
     allergy.refresh_from_db()
     assert {name: getattr(allergy, name) for name in kept} == kept
     assert allergy.content == "推荐菜谱时不要用花生。"  # new words for the content are still taken
+
+
+def test_a_run_that_fails_before_counting_its_attempt_leaves_no_lease(principal, monkeypatch):
+    """A newcomer's job sat five minutes with attempts 0: the sweep had leased it, and its run
+    failed before it counted an attempt, so nothing took it until the lease ran out."""
+    from django.db import OperationalError
+
+    from memory.capture import tasks as capture_tasks
+
+    append(principal, "remember tea", **CTX)
+    job = CaptureJob.objects.get()
+
+    def busy(job_id, **options):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(capture_tasks, "job_run", busy)
+    assert jobs_sweep(now=timezone.now(), idle_seconds=0)["due"] == 1
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (JobStatus.PENDING, 0) and job.next_attempt_at <= timezone.now()
+    monkeypatch.undo()
+    assert jobs_sweep(now=timezone.now(), idle_seconds=0)["due"] == 1
+    assert CaptureJob.objects.get().status == JobStatus.DONE
