@@ -24,7 +24,8 @@ def test_team_member_and_key_commands_set_up_a_working_agent(db):
     assert raw.startswith(f"mk_{key.prefix}_") and key.key_hash not in raw
     assert key.workspace_ids == ["w1"] and key.writable_scopes == ["session", "workspace"]
     assert Membership.objects.get().role == "editor"
-    assert key_client(raw).get(reverse("api-nodes")).status_code == 200
+    assert key_client(raw).get(reverse("api-nodes"), {"workspace_id": "w1"}).status_code == 200
+    assert key_client(raw).get(reverse("api-nodes")).status_code == 403  # a workspace-limited key names one
     assert AuditEvent.objects.filter(event_type="accounts.key.created").count() == 1
 
 
