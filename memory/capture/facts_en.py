@@ -83,6 +83,11 @@ def _not_so(match: re.Match[str], message: str) -> bool:
                 or match.string[match.end():].lstrip().startswith("?"))
 
 
+def said_as_fact(match: re.Match[str], message: str) -> bool:
+    """Whether `match` states something of the user as so (not _not_so)."""
+    return not _not_so(match, message)
+
+
 def own_job(match: re.Match[str], message: str, group: str = "item") -> list[Finding]:
     """"I'm a nurse" / "I am a software engineer" → a fact: what the user does; not in a game, a
     question or a job since left (_job_not_now)."""

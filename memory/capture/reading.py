@@ -117,6 +117,9 @@ DENIAL_WINDOW = 40  # characters before a statement read for a denial (a long cl
 RETRACTIONS = tuple(language.retraction for language in LANGUAGES if language.retraction is not None)
 
 
+_DOUBTED = re.compile(r"\s*(?:that\s+)?(?:我)?", re.IGNORECASE)  # between a doubt and what it doubts: nothing else
+
+
 def _denied(sentence: str, start: int) -> bool:
     """Whether the statement at `start` is one the user denies saying, right before it in its
     clause (我从来没说过我爱吃寿司, "I never said I love sushi"; not "I never said it before but
@@ -124,7 +127,9 @@ def _denied(sentence: str, start: int) -> bool:
     clause_start = max(sentence.rfind(",", 0, start) + 1, start - DENIAL_WINDOW)
     for denial, apart in DENIALS:
         last = max(denial.finditer(sentence, clause_start, start), key=lambda found: found.end(), default=None)
-        if last is not None and not apart.search(sentence, last.end(), start):
+        if last is None or apart.search(sentence, last.end(), start):
+            continue
+        if not last.groupdict().get("doubt") or _DOUBTED.fullmatch(sentence, last.end(), start):
             return True
     return False
 
@@ -143,10 +148,11 @@ def taken_back_before(sentence: str) -> int:
     return -1
 
 
-# "Remember" / 记住 asking whether the listener recalls ("Remember that epic block in Game 7?",
-# 你记住了吗？) is no request to keep anything; a tag after a request still is one ("Remember that
-# I'm vegan, ok?", 记住我不吃香菜，知道吗？).
-_RECALL = re.compile(r"remember|记住|记一下|记下", re.IGNORECASE)
+# "Remember …?" asking whether the listener recalls something ("Remember that epic block in Game 7?")
+# is no request to keep anything. One about the user still is ("Remember that I hate cilantro? Don't
+# put it in anything."), as a tag after a request is ("Remember that I'm vegan, ok?"), and 记住了吗？
+_RECALL = re.compile(r"remember", re.IGNORECASE)
+_ABOUT_ME = re.compile(r"\b(?:I|I'm|I'd|I've|my|me|mine)\b", re.IGNORECASE)
 _TAG_QUESTION = re.compile(r"(?:\b(?:ok|okay|alright|all right|right|got it|will you|please)|好吗|好不好|行吗|行不行"
                            r"|可以吗|知道吗|明白吗|听到没|好么)\W*$", re.IGNORECASE)
 
@@ -157,7 +163,7 @@ def _asks_to_recall(text: str, match: re.Match[str]) -> bool:
         return False
     end = _SENTENCE_END.search(text, match.end())
     sentence = text[match.start(): end.start() if end else len(text)].rstrip()
-    return sentence.endswith("?") and not _TAG_QUESTION.search(sentence[:-1])
+    return sentence.endswith("?") and not _TAG_QUESTION.search(sentence[:-1]) and not _ABOUT_ME.search(sentence)
 
 
 def explicit_marker(text: str) -> str:

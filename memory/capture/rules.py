@@ -125,6 +125,10 @@ def _same_task(left: str, right: str) -> bool:
     return len(min(left, right, key=len)) >= 2 and (left in right or right in left)
 
 
+def _folded(value: Any) -> str:
+    return canonical(value.casefold() if isinstance(value, str) else value)
+
+
 def _replaces(finding: Finding, node: NodeView) -> bool:
     """Whether `finding` says that the active `node` no longer holds."""
     key = finding.spec.key
@@ -132,8 +136,11 @@ def _replaces(finding: Finding, node: NodeView) -> bool:
         return node.domain == COOKING and node.key in REPLACES[key] and same_text(_ingredient(node.value_json), finding.item)
     if finding.kind in PROFILE_FIELDS:
         return profile_replaces(finding, node)
-    if finding.key:  # my favorite color is green (was blue)
-        return node.key == finding.key and canonical(node.value_json) != canonical(finding.value)
+    if finding.key:  # my favorite color is green (was blue; "Blue" is blue)
+        return node.key == finding.key and _folded(node.value_json) != _folded(finding.value)
+    if finding.kind == "diet":  # vegetarian again after "no longer vegetarian"
+        return node.key == "" and isinstance(node.value_json, dict) and same_text(
+            str(node.value_json.get("no_longer", "")), str(finding.value))
     if finding.kind == "diet_ended":
         return node.key == "dietary_restriction" and same_text(_ingredient(node.value_json), finding.value["no_longer"])
     if finding.kind in ("allergy", "allergy_other"):

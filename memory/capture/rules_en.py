@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture.allergy_en import NONE_BUT, allergy, no_allergy
-from memory.capture.facts_en import FACT_RULES, I_AM, SUBJECTS
+from memory.capture.facts_en import FACT_RULES, I_AM, SUBJECTS, said_as_fact
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
@@ -123,6 +123,8 @@ def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
 
 def _diet(match: re.Match[str], message: str) -> list[Finding]:
     if ended := match.groupdict().get("ended"):  # "I'm no longer vegetarian": ends the stored diet, if any
+        if not said_as_fact(match, message):
+            return []
         return [replace(say("diet_ended", ended.lower(), value={"no_longer": ended.lower()}), needs_target=True)]
     return [say("diet", match["item"].lower())]
 
@@ -154,10 +156,20 @@ def _like(kind: str):
     return build
 
 
+_HEDGED_ITEM = re.compile(r"^(?:usually|probably|still|definitely|always|now|currently|really|actually|maybe)\s+")  # not Now Now
+_SINGULAR = ((re.compile(r"colour"), "color"), (re.compile(r"(?<!mov)(?<!cook)(?<!pi)ies$"), "y"),
+             (re.compile(r"(?<![su])s$"), ""))
+
+
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
-    item, what = clean(match["item"]), clean(match["what"], longest=2)
-    key = "favorite_" + "_".join(what.lower().split())  # one favorite color at a time: a new one supersedes
-    return [replace(say("favorite", item, what=what.lower()), key=key)] if item and what else []
+    """"My favorite color is blue" → one value of favorite_color, which a new one supersedes; not
+    asked, nor someone else's word ("My son thinks my favorite color is green")."""
+    item, what = clean(_HEDGED_ITEM.sub("", match["item"])), clean(match["what"], longest=2).lower()
+    if not item or not what or not said_as_fact(match, message):
+        return []
+    for pattern, to in _SINGULAR:  # favourite colours, favorite movies: the same key
+        what = pattern.sub(to, what)
+    return [replace(say("favorite", item, what=what), key="favorite_" + "_".join(what.split()))]
 
 
 def _text(match: re.Match[str], *, longest: int = 14) -> str:

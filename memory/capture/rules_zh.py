@@ -13,11 +13,22 @@ from datetime import timedelta
 
 from memory.capture import negation_zh as negation
 from memory.capture.allergy_zh import allergy, no_allergy
-from memory.capture.facts_zh import MOVED_WHEN, PLACE_CHARS, WE, fact_builder, home_at, job_at, own_job, own_name
+from memory.capture.facts_zh import (
+    MOVED_WHEN,
+    PLACE_CHARS,
+    WE,
+    fact_builder,
+    home_at,
+    job_at,
+    own_job,
+    own_name,
+    said_as_fact,
+)
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_zh import (
     COOKING_WORDS,
     CUISINES,
+    DENIAL,
     FACT_SUBJECTS,
     FLAVOR_CUE,
     FLAVOR_RUN,
@@ -29,6 +40,7 @@ from memory.capture.words_zh import (
     OTHERS,
     PERSONAL_CIRCLE,
     PRONOUN,
+    RETRACTION,
     STOP,
     SUBJECTS,
     TEXTS,
@@ -131,7 +143,9 @@ def _cuisine(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _diet(match: re.Match[str], message: str) -> list[Finding]:
-    if match.groupdict().get("ended"):  # 我不再吃素了: ends the stored diet, if any
+    if match.groupdict().get("ended"):  # 我不再吃素了: ends the stored diet, if any (not 吗？, not 他说…)
+        if not said_as_fact(match, message) or _asked_after(match):
+            return []
         return [replace(say("diet_ended", "吃素", value={"no_longer": "素食"}), needs_target=True)]
     return [say("diet", "吃素", value="素食")]
 
@@ -169,8 +183,15 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
+    """我最喜欢的颜色是蓝色 → one value of favorite_颜色; not asked, nor someone else's word."""
     item, what = clean(match["item"], longest=10), clean(match["what"], longest=4)
-    return [replace(say("favorite", item, what=what), key=f"favorite_{what}")] if item and what else []
+    if not item or not what or not said_as_fact(match, message) or _asked_after(match):
+        return []
+    return [replace(say("favorite", item, what=what), key=f"favorite_{what}")]
+
+
+def _asked_after(match: re.Match[str]) -> bool:
+    return match.string[match.end():].lstrip().lstrip("了").startswith(("吗", "?", "呢", "么"))
 
 
 def _text(match: re.Match[str], *, shortest: int = 2, longest: int = 80) -> str:
@@ -418,19 +439,6 @@ LANGUAGE = Language(
         would=re.compile(r"(?:我们|我|咱们|咱|俺)(?:也|肯定|一定|应该|可能|就)*(?:会|就|要|能|得)"),
     ),
     me_too=me_too,
-    # 我不吃香菜，开玩笑的 / 我对花生过敏，骗你的 / 我喜欢吃火锅，假的 / 哈哈逗你玩呢 / 其实不是: what was
-    # just said is taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
-    # nor a statement about jokes (我不喜欢开玩笑).
-    # (not 我好像没提过…, 我之前没说过…: telling it now; nor 医生不是说过…嘛: asking)
-    # (and a doubt: 我不觉得我喜欢寿司; not 我不觉得我跟你说过…: telling it now)
-    denial=re.compile(r"从来没(?:有)?说过|从没说过|哪里说过|什么时候说过|我(?:并)?不是说(?!过)"
-                      r"|我(?:并|也)?不(?:觉得|认为)(?!我?(?:跟你|和你|对你)?(?:说过|提过|讲过|告诉过))"
-                      r"|(?<!好像)(?<!可能)(?<!似乎)(?<!之前)(?<!以前)(?<!还)(?<!忘了)(?<!是不是)我(?:可|并|根本)?没(?:有)?说过"),
-    retraction=re.compile(
-        r"^[\s哈呵嘿嘻哎啊嗯哦噢]*(?:好吧|好啦|算了)?[\s,]*(?:刚才|刚刚|之前)?(?:我|我是|我在|我是在|只是|就是|是)?(?:跟你|和你|同你)?"
-        r"(?:开(?:个|了个)?玩笑|逗你玩?|骗你|唬你|说着玩|闹着玩|瞎说|胡说|假的|假滴|才怪|不是真的)(?:的|呢|啦|哈|嘛|哒|嘞|而已)*"
-        r"[\s!~.…。]*$"
-        # (a denial of what was just said: 我同事说我对海鲜过敏，其实不是)
-        # (not a bare 不是, 没有, 不对: an answer or a correction said next, 我住在上海，不对，浦东)
-        r"|^\s*(?:但是?|可是|不过)?(?:(?:其实|实际上|事实上)(?:并)?(?:不是|没有)|并不是|才不是)(?:的|啦|呢|这样)?[\s!~.…。]*$"),
+    denial=DENIAL,
+    retraction=RETRACTION,
 )

@@ -129,13 +129,12 @@ def say(kind: str, item: str, *, value=None, old: str = "", said: str = "", what
 
 # Words before a statement that deny saying it ("I never said I love sushi"); not "I didn't tell you
 # that I moved", "I never told you this: …": telling it now (Language.denial).
-# Also a doubt right before it ("I don't think I like sushi", "I'm not sure I'm allergic to it"), but not
-# one about having told it ("I don't think I mentioned that I'm allergic to peanuts": telling it now).
+# Also a doubt right before it ("I don't think I like sushi", "I'm not sure I'm allergic to it"): only
+# at once before it (reading._denied), not "I don't think I can eat that since I'm allergic to peanuts".
 DENIAL = re.compile(r"\b(?:I\s+(?:never\s+(?:ever\s+)?(?:said|claimed)|(?:didn'?t|did not)\s+(?:ever\s+)?(?:say|claim))"
                     r"|who said|when did I say"
-                    r"|(?:I\s+(?:don'?t|do not)\s+(?:think|believe|know\s+(?:if|whether))|I(?:'m|\s+am)\s+not\s+(?:sure|certain"
-                    r"|convinced)|I\s+doubt|I\s+wonder\s+(?:if|whether))(?!\s+(?:that\s+)?I(?:'ve|\s+have)?\s+(?:ever\s+)?"
-                    r"(?:mentioned|told|said|shared)))\b", re.IGNORECASE)
+                    r"|(?P<doubt>I\s+(?:don'?t|do not)\s+(?:think|believe|know\s+(?:if|whether))|I(?:'m|\s+am)\s+not\s+(?:sure"
+                    r"|certain|convinced)(?:\s+(?:if|whether))?|I\s+doubt|I\s+wonder\s+(?:if|whether)))\b", re.IGNORECASE)
 # A clause that takes back what was just said (Language.retraction): "I hate cilantro, just kidding",
 # "I'm allergic to peanuts. JK!", "Just kidding, I love it", "I'm vegan... not really", "…, but
 # that's wrong". Not "kidding aside", "I'm not kidding", "You're kidding", nor "not really" before
@@ -159,9 +158,12 @@ RETRACTION = re.compile(
 DIETS = r"vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|dairy-free"
 # Those a "we" may be outside any project: a decision said in a message naming them is the user's own,
 # not the workspace's ("…ran into this super nice couple who had a dog. We decided to do doggy playdates").
-PERSONAL_CIRCLE = re.compile(r"\b(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|kids?|children|son|daughter"
-                             r"|baby|family|mom|mum|dad|parents|brother|sister|friends?|roommates?|neighbou?rs?|couple"
-                             r"|dogs?|cats?|puppy|pets?|wedding|honeymoon|vacation|holiday)\b", re.IGNORECASE)
+# Said as theirs ("my wife", "our pets", "the kids and I"), not a feature's words ("the pet adoption
+# feature", "a couple of changes", "my partner on the project").
+_CIRCLE = (r"wife|husband|spouse|boyfriend|girlfriend|fianc[eé]e?|kids?|children|son|daughter|baby|family|mom|mum|dad"
+           r"|parents|brother|sister|friends?|roommates?|neighbou?rs?|dogs?|cats?|puppy|pets?")
+PERSONAL_CIRCLE = re.compile(rf"\b(?:my|our)\s+(?:{_CIRCLE})\b|\b(?:{_CIRCLE})\s+and\s+I\b|\b(?:wedding|honeymoon|vacation)\b",
+                             re.IGNORECASE)
 
 
 # What "I need to …" says that is no task ("I need to relax", "I have to say…").

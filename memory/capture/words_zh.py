@@ -234,8 +234,9 @@ def names_someone(before: str, statement: str) -> bool:
 # 不要放辣 the user's.
 # Those a 我们 may be outside any project (我和老公决定…; 我们决定下个月去度假): a decision said in a
 # message naming them is the user's own, not the workspace's.
-PERSONAL_CIRCLE = re.compile(r"老公|老婆|丈夫|妻子|爱人|对象|男朋友|女朋友|男友|女友|孩子|儿子|女儿|宝宝|家里|家人|全家|我家"
-                             r"|爸|妈|父母|哥哥|姐姐|弟弟|妹妹|朋友|室友|邻居|狗|猫|宠物|婚礼|蜜月|度假|旅行|旅游")
+# (as theirs: 我妈, 我家的狗; not 旅游推荐功能, 宠物模块, 爸爸级别的bug)
+PERSONAL_CIRCLE = re.compile(r"老公|老婆|丈夫|妻子|爱人|男朋友|女朋友|孩子|儿子|女儿|宝宝|全家|我们家|婚礼|蜜月|度假"
+                             r"|我(?:的|家的?|们的)?(?:爸|妈|父母|哥|姐|弟|妹|朋友|室友|邻居|家人|狗|猫|宠物)")
 LEAD = re.compile(r"(?:我|我的|我家|我家的|我们家|我们家的|咱家|家里|家里的|俺|俺家|咱)?")
 # 谁不爱吃辣呢, 我和老公都不吃香菜吗, 我是不是对花生过敏啊: questions, not tastes; 我以为我对花生过敏,
 # 我怀疑我对花生过敏: a belief or a suspicion, no fact.
@@ -248,3 +249,21 @@ SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASK
 FACT_SUBJECTS = Subjects(others=OTHERS, user=re.compile("我"), lead=LEAD, asking=ASKING, topic_user=True,
                          joint=JOINT, named=names_someone,
                          carries=re.compile(r"(?:现在)?(?:住在|是|当|在|今年|搬)"))
+
+
+# (Language.denial and .retraction of the Chinese table)
+# 我不吃香菜，开玩笑的 / 我对花生过敏，骗你的 / 我喜欢吃火锅，假的 / 哈哈逗你玩呢 / 其实不是: what was
+# just said is taken back. Not disbelief (开玩笑吧, 开什么玩笑, 开玩笑呢?), an assurance (我不是开玩笑的, 骗你是小狗)
+# nor a statement about jokes (我不喜欢开玩笑).
+# (not 我好像没提过…, 我之前没说过…: telling it now; nor 医生不是说过…嘛: asking)
+# (and a doubt at once before it: 我不觉得我喜欢寿司; not 我不觉得这个能吃因为我对花生过敏)
+DENIAL = re.compile(r"从来没(?:有)?说过|从没说过|哪里说过|什么时候说过|我(?:并)?不是说(?!过)"
+                    r"|(?P<doubt>我(?:并|也)?不(?:觉得|认为))"
+                    r"|(?<!好像)(?<!可能)(?<!似乎)(?<!之前)(?<!以前)(?<!还)(?<!忘了)(?<!是不是)我(?:可|并|根本)?没(?:有)?说过")
+RETRACTION = re.compile(
+    r"^[\s哈呵嘿嘻哎啊嗯哦噢]*(?:好吧|好啦|算了)?[\s,]*(?:刚才|刚刚|之前)?(?:我|我是|我在|我是在|只是|就是|是)?(?:跟你|和你|同你)?"
+    r"(?:开(?:个|了个)?玩笑|逗你玩?|骗你|唬你|说着玩|闹着玩|瞎说|胡说|假的|假滴|才怪|不是真的)(?:的|呢|啦|哈|嘛|哒|嘞|而已)*"
+    r"[\s!~.…。]*$"
+    # (a denial of what was just said: 我同事说我对海鲜过敏，其实不是)
+    # (not a bare 不是, 没有, 不对: an answer or a correction said next, 我住在上海，不对，浦东)
+    r"|^\s*(?:但是?|可是|不过)?(?:(?:其实|实际上|事实上)(?:并)?(?:不是|没有)|并不是|才不是)(?:的|啦|呢|这样)?[\s!~.…。]*$")

@@ -190,7 +190,10 @@ def _same_text(left: str, right: str) -> bool:
 def keyed_holder(principal: Principal, data: NodeInput) -> Node | None:
     """For a keyless note: an active keyed node of the same owner, scope and type whose title reads
     as the same note (the allergy capture keyed from 记住，我对花生过敏, titled 用户对花生过敏, when
-    an agent then writes the note 用户对花生过敏: two copies were injected side by side), or None."""
+    an agent then writes the note 用户对花生过敏: two copies were injected side by side), or None.
+    Only one that holds all the note says: its value if it names one, its domain unless the note
+    left the default, at least its importance and confidence, and as long (a review's "Release
+    owner" = bob was returned as the keyed alice; "No nuts" at importance 1.0 as a 0.2 one)."""
     if data.key or not data.title:
         return None
     owner = owner_columns(principal, data)
@@ -198,7 +201,13 @@ def keyed_holder(principal: Principal, data: NodeInput) -> Node | None:
         team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, session=owner["session"],
         workspace_id=owner["workspace_id"], user_id=owner["user_id"], type=data.type, title__iexact=data.title,
     ).exclude(key="").order_by("pk")
-    return next((node for node in candidates[:5] if _same_text(node.title, data.title)), None)
+
+    def holds(node: Node) -> bool:
+        return (_same_text(node.title, data.title) and data.domain in (node.domain, DEFAULT_DOMAIN)
+                and (data.value_json is None or node.value_hash == value_hash(data.value_json))
+                and node.importance >= data.importance and node.confidence >= data.confidence
+                and (node.expires_at is None or (data.expires_at is not None and node.expires_at >= data.expires_at)))
+    return next((node for node in candidates[:5] if holds(node)), None)
 
 
 # What a repeat leaves as stored: an empty list or text, or a category it only begins, tells less, not

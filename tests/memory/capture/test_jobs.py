@@ -521,3 +521,34 @@ def test_a_run_that_fails_before_counting_its_attempt_leaves_no_lease(principal,
     monkeypatch.undo()
     assert jobs_sweep(now=timezone.now(), idle_seconds=0)["due"] == 1
     assert CaptureJob.objects.get().status == JobStatus.DONE
+
+
+@pytest.mark.parametrize("note,same", [
+    ({}, True),
+    ({"value_json": "bob"}, False),  # a breaker's: "Release owner" = bob came back as the keyed alice
+    ({"domain": "project-b"}, False),
+    ({"importance": 1.0}, False),  # would have lost its weight (a critical constraint's, in a budget)
+    ({"confidence": 1.0}, False),
+])
+def test_a_note_is_the_keyed_memory_only_when_that_holds_all_it_says(principal, note, same):
+    from memory.services.proposals import Proposal, proposal_apply
+
+    def propose(node):
+        return proposal_apply(principal=principal, proposal=Proposal(
+            operation="create", node={"scope": "workspace", "type": "fact", "title": "Release owner", **node},
+            explicit_user_intent=True, **CTX))
+
+    keyed = propose({"key": "owner", "value_json": "alice", "domain": "project-a", "importance": 0.5, "confidence": 0.8})
+    result = propose(note)
+    assert (result.node.pk == keyed.node.pk, result.reason == "duplicate") == (same, same)
+
+
+def test_a_note_that_lasts_is_not_the_keyed_memory_that_expires(principal):
+    from memory.services.proposals import Proposal, proposal_apply
+
+    soon = timezone.now() + timedelta(hours=1)
+    node = {"scope": "workspace", "type": "fact", "title": "Project uses Postgres"}
+    keyed = proposal_apply(principal=principal, proposal=Proposal(
+        operation="create", node={**node, "key": "db", "value_json": "postgres", "expires_at": soon}, **CTX))
+    lasting = proposal_apply(principal=principal, proposal=Proposal(operation="create", node=node, **CTX))
+    assert lasting.node.pk != keyed.node.pk and lasting.node.expires_at is None

@@ -107,6 +107,9 @@ def test_explicit_intent_words_make_user_memory(text):
 
 @pytest.mark.parametrize("text", [
     "Remember that I'm vegan, ok?", "记住，我不吃香菜，知道吗？", "Remember, I hate cilantro! Do you?",
+    # (asked, but about the user: a reminder; a breaker's find)
+    "Remember that I hate cilantro? Don't put it in anything.", "Remember I don't eat cilantro?", "记住了吗？我对花生过敏。",
+    "你记住了吗？我不吃香菜",
 ])
 def test_a_tag_question_after_the_request_keeps_it_explicit(text):
     operations = extract(text)
@@ -118,7 +121,7 @@ def test_a_tag_question_after_the_request_keeps_it_explicit(text):
 # it made "likes basketball" the user's for every conversation.
 @pytest.mark.parametrize("text", [
     "Remember that epic block in Game 7 of the '16 Finals? That kind of heart is why I love basketball.",
-    "你记住了吗？我不吃香菜", "Remember I don't eat cilantro?",
+    "Remember that trip to Rome? Anyway, I love pasta.",
 ])
 def test_asking_whether_the_listener_remembers_is_no_request_to_keep(text):
     operations = extract(text)
@@ -171,8 +174,8 @@ def test_a_decision_belongs_to_the_workspace_or_else_the_session():
 # LoCoMo: a story of meeting neighbours ended "We decided to do doggy playdates", which became a
 # decision of the workspace, told to every user of it.
 @pytest.mark.parametrize("text,title,scope", [
-    ("I ran into this super nice couple who had a dog. We decided to do doggy playdates.", "Decision: do doggy playdates",
-     "session"),
+    ("I ran into this super nice couple who had a dog. We decided to do doggy playdates. Our pets need friends.",
+     "Decision: do doggy playdates", "session"),
     ("My wife and I talked. We decided to sell the car.", "Decision: sell the car", "session"),
     ("Remember, we decided to go to Hawaii for the honeymoon", "Decision: go to Hawaii for the honeymoon", "user"),
     ("我和老公商量了，我们决定下个月去三亚", "决定：下个月去三亚", "session"),
@@ -1135,3 +1138,61 @@ def test_a_doubt_right_before_a_statement_voids_it(text, expected):
 ])
 def test_the_job_said_after_the_workplace(text, expected):
     assert [operation["node"]["title"] for operation in extract(text)] == expected
+
+
+# ---- a breaker's review of the above (2026-12-03) --------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "We decided to ship the pet adoption feature.", "We decided on a couple of changes to the schema.",
+    "We decided to use Postgres; my partner on the project agreed.", "我们决定做一个旅游推荐功能。",
+    "我们决定把宠物模块重构一下。", "我们决定修复登录问题，爸爸级别的bug。",
+])
+def test_a_work_decision_naming_pets_or_trips_stays_the_workspaces(text):
+    [operation] = extract(text, workspace_id="proj")
+    assert (operation["node"]["type"], operation["node"]["scope"]) == ("decision", "workspace")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I don't think I can eat that since I'm allergic to peanuts.", ["User is allergic to peanuts"]),
+    ("I'm not sure my wife knows I'm allergic to shellfish.", ["User is allergic to shellfish"]),
+    ("I doubt I'd enjoy it since I hate cilantro.", ["User avoids cilantro"]),
+    ("我不觉得这个能吃因为我对花生过敏。", ["用户对花生过敏"]),
+    ("我不认为有人知道我吃素。", ["用户吃素"]),
+])
+def test_a_doubt_about_something_else_keeps_the_statement_after_it(text, expected):
+    assert [operation["node"]["title"] for operation in extract(text)] == expected
+
+
+BLUE = active(7, "favorite_color", "blue", type="preference", domain="general")
+
+
+@pytest.mark.parametrize("text", [
+    "My favorite color is green?", "My son thinks my favorite color is green.", "My wife said my favorite color is green.",
+    "My favorite color is Blue.", "我最喜欢的颜色是绿色吗？", "我妈说我最喜欢的颜色是绿色", "My favorite team is losing?",
+])
+def test_a_favorite_asked_or_someone_elses_word_or_the_same_replaces_nothing(text):
+    zh = active(8, "favorite_颜色", "蓝色", type="preference", domain="general")
+    assert not any(operation["operation"] == "supersede" for operation in extract(text, existing=[BLUE, zh]))
+
+
+def test_a_favorite_said_with_an_adverb_or_in_british_or_plural_is_the_same_kind():
+    [usually] = extract("My favorite colour is usually green.", existing=[BLUE])
+    assert (usually["operation"], usually["node"]["value_json"]) == ("supersede", "green")
+    [movies] = extract("My favorite movies are westerns.")
+    assert movies["node"]["key"] == "favorite_movie"
+
+
+@pytest.mark.parametrize("text", [
+    "我不再吃素了吗？", "他说我不是素食者了", "I'm no longer vegetarian?", "My mom said I'm no longer vegetarian",
+])
+def test_a_diet_asked_over_or_said_over_by_someone_else_ends_nothing(text):
+    stored = [active(5, "dietary_restriction", "素食"), active(6, "dietary_restriction", "vegetarian")]
+    assert extract(text, existing=stored) == []
+
+
+@pytest.mark.parametrize("text,item", [("I'm vegetarian.", "vegetarian"), ("我吃素", "素食")])
+def test_a_diet_said_again_replaces_the_memory_that_it_had_ended(text, item):
+    ended = active(9, "", {"no_longer": item}, type="preference")
+    [operation] = extract(text, existing=[ended])
+    assert (operation["operation"], operation["target_id"], operation["node"]["value_json"]) == ("supersede", 9, item)
