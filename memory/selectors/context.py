@@ -50,18 +50,16 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memory import limits
-from memory.models import NodeType, Retrieval, Session
+from memory.models import Retrieval, Session
 from memory.ops.metrics import context_observe
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
+from memory.selectors.context_fit import LIMITS, Dropped, fit_with_summary, limit_value
 from memory.selectors.context_gather import ContextRequest, Parts, ReadSizes, gather_parts
 from memory.selectors.context_items import (
     LAYERS,
-    SECTION_SHARES,
     SECTIONS,
     Item,
-    RenderedSize,
     message_item,
     one_line,
     render,
@@ -74,16 +72,6 @@ from memory.validation import context_time_zone
 __all__ = ["ContextRequest", "Dropped", "MemoryContext", "context_build", "limit_value"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Dropped:
-    """An item the budget left out and the limit that left it out: "max_chars", or a layer's
-    cap "l0_chars" … "l5_chars". Older recent messages go with the newer one that did not fit
-    (the window stays contiguous), a follow-up with its message."""
-
-    item: Item
-    limit: str
 
 
 @dataclass
@@ -202,124 +190,6 @@ def _resolve_conflicts(principal: Principal, request: ContextRequest, session: S
     return [item for item in defaults if keep(item)], [item for item in hits if keep(item)]
 
 
-_LIMITS = ("max_chars", *(f"{layer.lower()}_chars" for layer in LAYERS))  # the order of their warnings
-
-
-def limit_value(budget: Budget, limit: str) -> int | None:
-    """The value in `budget` of a Dropped.limit ("max_chars", "l0_chars" … "l5_chars")."""
-    return budget.max_chars if limit == "max_chars" else budget.layer_chars(limit[:2].upper())
-
-
-def _critical(item: Item) -> bool:
-    return (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
-            and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
-
-
-def _share(item: Item) -> str:
-    return "L5" if item.layer == "L5" else item.section
-
-
-def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Dropped]]:
-    """Fill the block in two passes over the candidates (in fill priority order), after the
-    critical constraints (_critical), which go in first.
-
-    First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
-    its line break), so that no layer crowds out the others — in particular the query's
-    relevant memories are not pushed out by many standing ones. Second pass: what the shares
-    held back goes in, in the same order, while the whole rendered block still fits. An item
-    goes in whole or not at all. Recent messages stay a contiguous window: once one does not
-    fit, no older one is placed. A follow-up goes in only beneath its message (held back with
-    it). `layer_caps` (the policy's l0_chars … l5_chars) bound the characters of a layer's
-    items in both passes. Returns (chosen, dropped), each dropped item with the limit that
-    left it out (Dropped).
-    """
-    layer_caps = layer_caps or {}
-    layer_used: dict[str, int] = {}
-    chosen: list[Item] = []
-    size = RenderedSize()  # len(render(chosen)), kept as items come and go
-    held_back: list[Item] = []
-    dropped: list[Dropped] = []
-    used: dict[str, int] = {}
-    message_limits: dict[int, str] = {}  # a dropped message's limit, which its follow-up shares
-
-    def try_add(item: Item) -> str | None:
-        """None when `item` went in, else the limit that kept it out."""
-        if item.after is not None and not any(hit.kind == "message" and hit.obj.pk == item.after for hit in chosen):
-            return message_limits.get(item.after, "max_chars")  # a follow-up is shown only beneath its message
-        cap = layer_caps.get(item.layer)
-        if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
-            return f"{item.layer.lower()}_chars"
-        chosen.append(item)
-        size.add(item)
-        if size.chars <= max_chars:
-            layer_used[item.layer] = layer_used.get(item.layer, 0) + len(item.text)
-            return None
-        chosen.pop()
-        size.remove(item)
-        return "max_chars"
-
-    def drop(item: Item, limit: str) -> None:
-        dropped.append(Dropped(item, limit))
-        if item.kind == "message":
-            message_limits[item.obj.pk] = limit
-
-    window_limit: str | None = None  # the limit that closed the recent window
-    # A constraint the user must not be without (an allergy; importance ≥ limits.CRITICAL_IMPORTANCE)
-    # goes in first, whatever its section's share: under a budget of 60 characters a newcomer's
-    # block held a session note and left the anaphylaxis out.
-    for item in candidates:
-        if _critical(item):
-            if (limit := try_add(item)) is None:
-                used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
-            else:
-                drop(item, limit)
-    for item in candidates:
-        if _critical(item):
-            continue
-        share = _share(item)
-        cost = len(item.text) + 1
-        if item.section == "recent_messages" and (window_limit or held_back and held_back[-1].section == share):
-            held_back.append(item)
-        elif used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars or (
-                item.after is not None and any(held.kind == "message" and held.obj.pk == item.after for held in held_back)):
-            held_back.append(item)
-        elif (limit := try_add(item)) is None:
-            used[share] = used.get(share, 0) + cost
-        else:
-            if item.section == "recent_messages":
-                window_limit = limit
-            drop(item, limit)
-    for item in held_back:
-        if item.section == "recent_messages" and window_limit:
-            drop(item, window_limit)
-        elif (limit := try_add(item)) is not None:
-            drop(item, limit)
-            if item.section == "recent_messages":
-                window_limit = limit
-    return chosen, dropped
-
-
-def _fit_with_summary(candidates: list[Item], max_chars: int, layer_caps: dict[str, int],
-                      covers: int) -> tuple[list[Item], list[Dropped], bool]:
-    """_fit, leaving out the conversation summary when the block shows without it, whole and
-    word for word (no excerpt), every message the summary covers (`covers` of them: all of its
-    session's messages up to its last one but the system messages, which no block shows). A
-    short conversation's summary otherwise repeats the recent window and the earlier messages
-    beside it and takes their room. Returns
-    (chosen, dropped, whether the summary was left out for that)."""
-    summary = next((item for item in candidates if item.section == "summary"), None)
-    if summary is not None and covers > 0:
-        chosen, dropped = _fit([item for item in candidates if item is not summary], max_chars, layer_caps)
-        last, session_id = summary.obj.to_message_id, summary.obj.session_id
-        shown = {item.obj.pk for item in chosen  # whole: not an excerpt cut with "…"
-                 if item.kind == "message" and item.obj.session_id == session_id and item.obj.pk <= last
-                 and item.text.endswith(one_line(item.obj.content))}
-        if len(shown) == covers:
-            return chosen, dropped, True
-    chosen, dropped = _fit(candidates, max_chars, layer_caps)
-    return chosen, dropped, False
-
-
 def context_build(*, principal: Principal, request: ContextRequest, budget: Budget | None = None,
                   record: bool = True, reads: dict | None = None) -> MemoryContext:
     """Build, render and record the memory context for one model call (R-CTX).
@@ -347,7 +217,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         on = budget.layer_enabled(item.layer) and (item.section != "summary" or budget.summary_enabled)
         (candidates if on else switched_off).append(item)
     caps = {layer: budget.layer_chars(layer) for layer in LAYERS if budget.layer_chars(layer) is not None}
-    chosen, dropped, summary_redundant = _fit_with_summary(candidates, budget.max_chars, caps, gathered.summary_covers)
+    chosen, dropped, summary_redundant = fit_with_summary(candidates, budget.max_chars, caps, gathered.summary_covers)
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
         prefetch_source_links([item.obj for item in chosen if item.kind == "node"], principal=principal)
@@ -365,7 +235,7 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         tokens_by_layer[item.layer] += estimate_tokens(item.text)
     status = "disabled" if not budget.enabled else ("degraded" if gathered.degraded else "ok")
     warnings = list(budget.warnings) + gathered.warnings
-    by_limit = {limit: sum(1 for left in dropped if left.limit == limit) for limit in _LIMITS
+    by_limit = {limit: sum(1 for left in dropped if left.limit == limit) for limit in LIMITS
                 if any(left.limit == limit for left in dropped)}
     warnings += [f"{count} item(s) left out to stay within {limit}={limit_value(budget, limit)}"
                  for limit, count in by_limit.items()]

@@ -289,3 +289,14 @@ def supersede_input(old: Node, overrides: dict[str, Any], context: dict[str, str
     else:
         owner = {name: context.get(name, "") for name in ("workspace_id", "user_id", "session_id")}
     return NodeInput(**inherited, **owner)
+
+
+# What a repeat leaves as stored: an empty list or text, or a category it only begins, tells less, not
+# otherwise (an agent's repeat of capture's allergy without tags had wiped its tags, entities and
+# category; a newcomer's find). An update operation still sets any of them.
+def tells_less(name: str, current: Any, value: Any) -> bool:
+    if name in ("tags", "entities", "content"):
+        return bool(current) and not value
+    if name == "category_path":
+        return list(current[: len(value)]) == list(value) and len(value) < len(current)
+    return False

@@ -26,6 +26,7 @@ from memory.services.node_input import (  # noqa: F401 - callers import the inpu
     node_search_tokens,
     note_text,
     supersede_input,
+    tells_less,
     validate_node_input,
     value_hash,
 )
@@ -187,40 +188,6 @@ def _same_text(left: str, right: str) -> bool:
     return note_text(left) == note_text(right)
 
 
-def keyed_holder(principal: Principal, data: NodeInput) -> Node | None:
-    """For a keyless note: an active keyed node of the same owner, scope and type whose title reads
-    as the same note (the allergy capture keyed from 记住，我对花生过敏, titled 用户对花生过敏, when
-    an agent then writes the note 用户对花生过敏: two copies were injected side by side), or None.
-    Only one that holds all the note says: its value if it names one, its domain unless the note
-    left the default, at least its importance and confidence, and as long (a review's "Release
-    owner" = bob was returned as the keyed alice; "No nuts" at importance 1.0 as a 0.2 one)."""
-    if data.key or not data.title:
-        return None
-    owner = owner_columns(principal, data)
-    candidates = Node.objects.filter(
-        team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, session=owner["session"],
-        workspace_id=owner["workspace_id"], user_id=owner["user_id"], type=data.type, title__iexact=data.title,
-    ).exclude(key="").order_by("pk")
-
-    def holds(node: Node) -> bool:
-        return (_same_text(node.title, data.title) and data.domain in (node.domain, DEFAULT_DOMAIN)
-                and (data.value_json is None or node.value_hash == value_hash(data.value_json))
-                and node.importance >= data.importance and node.confidence >= data.confidence
-                and (node.expires_at is None or (data.expires_at is not None and node.expires_at >= data.expires_at)))
-    return next((node for node in candidates[:5] if holds(node)), None)
-
-
-# What a repeat leaves as stored: an empty list or text, or a category it only begins, tells less, not
-# otherwise (an agent's repeat of capture's allergy without tags had wiped its tags, entities and
-# category; a newcomer's find). An update operation still sets any of them.
-def _tells_less(name: str, current: Any, value: Any) -> bool:
-    if name in ("tags", "entities", "content"):
-        return bool(current) and not value
-    if name == "category_path":
-        return list(current[: len(value)]) == list(value) and len(value) < len(current)
-    return False
-
-
 def slot_holders(principal: Principal, data: NodeInput):
     """The active nodes in the slot `data` would take: same owner, scope, domain, type, key
     and conflict slot (at most one, by node_active_slot_unique)."""
@@ -267,7 +234,7 @@ def descriptive_changes(node: Node, data: NodeInput, *, as_notes: bool = True) -
         current = getattr(node, name)
         if as_notes and isinstance(value, str) and _same_text(current, value):
             continue
-        if current != value and not (as_notes and _tells_less(name, current, value)):
+        if current != value and not (as_notes and tells_less(name, current, value)):
             changes[name] = value
     return changes
 

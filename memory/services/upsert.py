@@ -5,7 +5,7 @@ node_upsert looks at the slot the new node would take among its owner's active n
 
 - the same value (or, keyless, the same text) is already there → nothing is written and the
   existing node is returned; only differing descriptive fields (title, tags, …) are updated, and
-  none to tell less (no tags where it had some, a shorter category: nodes._tells_less) —
+  none to tell less (no tags where it had some, a shorter category: node_input.tells_less) —
   except by background capture on a node an agent or a person wrote or changed, whose words it
   never replaces (a newcomer saw "会休克，随身带肾上腺素笔" become capture's "推荐菜谱时绝对避免花生") —
   and the write's source messages that the node does not cite yet are linked to it (the same
@@ -16,7 +16,7 @@ node_upsert looks at the slot the new node would take among its owner's active n
   was stated by the user with high confidence and the new one was not: then nothing is
   written and the result names the conflicting node (requires_confirmation);
 - a keyless note whose title reads as the title of a keyed node of the same owner, scope and
-  type (nodes.keyed_holder), and whose content says nothing more (the same text, or its title
+  type (keyed_holder), and whose content says nothing more (the same text, or its title
   again: twins.adds_nothing) → that node is returned, as for the same value: it holds the fact;
 - the slot is free → a new node is inserted.
 
@@ -37,7 +37,7 @@ from memory import limits
 from memory.errors import Conflict
 from memory.models import AuditEvent, Node, NodeSource, NodeStatus, Scope
 from memory.services.audit import audit_record, node_snapshot
-from memory.services.node_input import note_text
+from memory.services.node_input import DEFAULT_DOMAIN, note_text, value_hash
 from memory.services.nodes import (
     NodeInput,
     apply_update,
@@ -45,8 +45,8 @@ from memory.services.nodes import (
     descriptive_changes,
     insert_node,
     is_identical,
-    keyed_holder,
     lock_sessions,
+    owner_columns,
     slot_holders,
     supersede_locked,
     validate_node_input,
@@ -144,6 +144,29 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
         payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
     )
     return UpsertResult(node=node, created=True, changed=True)
+
+
+def keyed_holder(principal: Principal, data: NodeInput) -> Node | None:
+    """For a keyless note: an active keyed node of the same owner, scope and type whose title reads
+    as the same note (the allergy capture keyed from 记住，我对花生过敏, titled 用户对花生过敏, when
+    an agent then writes the note 用户对花生过敏: two copies were injected side by side), or None.
+    Only one that holds all the note says: its value if it names one, its domain unless the note
+    left the default, at least its importance and confidence, and as long (a review's "Release
+    owner" = bob was returned as the keyed alice; "No nuts" at importance 1.0 as a 0.2 one)."""
+    if data.key or not data.title:
+        return None
+    owner = owner_columns(principal, data)
+    candidates = Node.objects.filter(
+        team=principal.team, status=NodeStatus.ACTIVE, scope=data.scope, session=owner["session"],
+        workspace_id=owner["workspace_id"], user_id=owner["user_id"], type=data.type, title__iexact=data.title,
+    ).exclude(key="").order_by("pk")
+
+    def holds(node: Node) -> bool:
+        return (_same_note(node.title, data.title) and data.domain in (node.domain, DEFAULT_DOMAIN)
+                and (data.value_json is None or node.value_hash == value_hash(data.value_json))
+                and node.importance >= data.importance and node.confidence >= data.confidence
+                and (node.expires_at is None or (data.expires_at is not None and node.expires_at >= data.expires_at)))
+    return next((node for node in candidates[:5] if holds(node)), None)
 
 
 def _same_note(left: str, right: str) -> bool:
