@@ -1,10 +1,11 @@
-"""The user's own name, home, workplace and occupation in English (R-EXTRACT): the builders
+"""The user's own name, home, workplace, occupation and favorites in English (R-EXTRACT): the builders
 that memory.capture.rules_en's table calls for them, who a sentence speaks of (SUBJECTS), and
 what makes such a statement no fact (a supposition, someone else's word, a joke, a past chapter,
 a place cut short).
 """
 
 import re
+from dataclasses import replace
 
 from memory.capture.rules_common import Finding, Rule, Subjects
 from memory.capture.words_en import END_WHOLE, MOVE_END, POINTING, clean, say
@@ -187,3 +188,50 @@ FACT_RULES = (
           rf"\bmy\s+(?P<what>{KIN})(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called)\s+(?P<item>{NAME})\b",
           generic=True),
 )
+
+
+_HEDGED_ITEM = re.compile(r"^(?:usually|probably|still|definitely|always|now|currently|really|actually|maybe)\s+")  # not Now Now
+_SINGULAR = ((re.compile(r"colour"), "color"), (re.compile(r"(?<!mov)(?<!cook)(?<!pi)ies$"), "y"),
+             (re.compile(r"(?<![su])s$"), ""))
+
+
+# What the favorite does or how it is, not which one it is: "My favorite team is losing / back /
+# closed / amazing / the best". Lower-case only: "My favorite movie is Up" names one.
+_STATE_WORDS = frozenset("""on off out back over in away here there gone done lost dead sick ill hurt injured ruined broken
+    closed open finished cancelled canceled sold missing amazing awesome great good bad terrible awful excellent fantastic
+    wonderful beautiful cute delicious tasty expensive cheap fine nice cool fun boring perfect overrated underrated popular
+    famous available unavailable late early busy hard easy ready better worse best worst same also always never""".split())
+_SUPERLATIVE = re.compile(r"^(?:best|worst|greatest|latest|biggest|oldest|newest|most|least|same|one|only|first|last)$")
+# -ing words that name a thing; any -ing word names what a hobby, sport or part is ("hiking").
+_NOUN_ING = frozenset("""spring pudding stuffing dumpling wedding king ring string building evening morning wing icing
+    frosting filling topping dressing seasoning clothing painting bedding ending beginning ceiling""".split())
+_ACTIVITY_WHAT = frozenset("""hobby activity sport pastime exercise workout part thing chore subject class skill job
+    game genre style way""".split())
+
+
+def _a_state(item: str, what: str) -> bool:
+    """Whether a favorite's `item` says how it is or what it does (_STATE_WORDS), not which it is."""
+    words = item.split()
+    first = words[0]
+    if first.lower() == "the":
+        return len(words) == 1 or bool(_SUPERLATIVE.match(words[1]))
+    if first != first.lower():
+        return False
+    if first in _STATE_WORDS or (len(words) == 1 and len(first) >= 5 and first.endswith("ed")):
+        return True
+    return first.endswith("ing") and first not in _NOUN_ING and what.split()[-1] not in _ACTIVITY_WHAT
+
+
+def favorite(match: re.Match[str], message: str) -> list[Finding]:
+    """"My favorite color is blue" → one value of favorite_color, which a new one supersedes; not
+    asked, nor someone else's word ("My son thinks my favorite color is green"), nor how the
+    favorite is ("My favorite team is losing": _a_state). "the Lakers" is kept as said."""
+    said = _HEDGED_ITEM.sub("", match["item"]).strip()
+    named = re.sub(r"^the\s+", "", said, flags=re.IGNORECASE)
+    item, what = clean(named), clean(match["what"], longest=2).lower()
+    if not item or not what or not said_as_fact(match, message) or _a_state(said, what):
+        return []
+    item = said if named != said else item
+    for pattern, to in _SINGULAR:  # favourite colours, favorite movies: the same key
+        what = pattern.sub(to, what)
+    return [replace(say("favorite", item, what=what), key="favorite_" + "_".join(what.split()))]

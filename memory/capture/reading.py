@@ -65,6 +65,20 @@ def duration_of(sentence: str) -> timedelta | None:
     return max(found) if found else None
 
 
+# Where a sentence turns to something else: a time word says how long only the statements of its
+# own part last (我对花生过敏，但是今天吃了一点没事 is a lasting allergy; "I love sushi, but
+# tonight I want pizza" a lasting taste).
+_TURNS = (*(language.supposition.apart for language in LANGUAGES if language.supposition is not None),
+          re.compile(r",\s*(?:但(?!是)|然而|however\b|yet\b|whereas\b)", re.IGNORECASE))
+
+
+def part_of(sentence: str, start: int) -> str:
+    """The part of `sentence` (split where it turns: _TURNS) that holds the character at `start`."""
+    cuts = sorted({match.start() for pattern in _TURNS for match in pattern.finditer(sentence)} - {0})
+    at = bisect_left(cuts, start + 1)
+    return sentence[cuts[at - 1] if at else 0: cuts[at] if at < len(cuts) else len(sentence)]
+
+
 _SENTENCE_MARKS = " 。！？!?.;；~…"
 _QUOTED = frozenset(rule.name for rule in RULES if rule.quoted)
 
@@ -76,7 +90,7 @@ def findings_with_me_too(said: str, before: str, text: str) -> list[tuple[Findin
     message (so a joke or a retraction after them still counts), with the time words of what
     they repeat (我老公这周不吃辣。我也是。 lasts the week), and no note (a note keeps the user's
     words as said, not the sentence written out)."""
-    found = [(finding, duration_of(said)) for finding in sentence_findings(said, text)]
+    found = [(finding, duration_of(part_of(said, start))) for start, finding in sentence_findings_at(said, text)]
     read, written = said_of_the_user_too(said, before)
     if written != read:
         since = written.rfind(",", 0, len(commonprefix([read, written])) + 1) + 1  # the clause written out
@@ -189,12 +203,19 @@ def _asks_or_supposes(words: str, sentence: str, end: int) -> bool:
 
 
 def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int | None = None) -> list[Finding]:
+    """Every finding of the rule tables in one sentence, in text order (sentence_findings_at)."""
+    return [finding for _, finding in sentence_findings_at(sentence, message, since=since, until=until)]
+
+
+def sentence_findings_at(sentence: str, message: str, *, since: int = 0,
+                         until: int | None = None) -> list[tuple[int, Finding]]:
     """Every finding of the rule tables in one sentence, in text order. A match may not overlap
     an earlier one (不吃辣 is a flavor, not the ingredient 辣; 记住，我对花生过敏 is an allergy,
     not a note), nor be about someone else where the rule speaks of the user (Rule.subjects,
     read over the whole sentence), nor be supposed (如果我对花生过敏怎么办; Supposition), whatever
     the rule, nor denied (Language.denial), nor taken back (taken_back_before). Only the matches
-    starting between `since` and `until` are kept (the words a "me too" wrote out)."""
+    starting between `since` and `until` are kept (the words a "me too" wrote out). Each comes with
+    the offset in `sentence` where its match starts."""
     until = len(sentence) if until is None else until
     since = max(since, taken_back_before(sentence))
     found: list[tuple[int, Finding]] = []
@@ -229,4 +250,4 @@ def sentence_findings(sentence: str, message: str, *, since: int = 0, until: int
                     if findings:
                         insort(taken, (start, end))
                         found += [(start, replace(finding, rule=rule.name)) for finding in findings]
-    return [finding for _, finding in sorted(found, key=lambda pair: pair[0])]
+    return sorted(found, key=lambda pair: pair[0])

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory.capture.allergy_en import NONE_BUT, allergy, no_allergy
-from memory.capture.facts_en import FACT_RULES, I_AM, SUBJECTS, said_as_fact
+from memory.capture.facts_en import FACT_RULES, I_AM, SUBJECTS, favorite, said_as_fact
 from memory.capture.rules_common import DAY, Finding, Language, Rule, Supposition, alternation, flavor_value
 from memory.capture.words_en import (
     COOKING_WORDS,
@@ -156,22 +156,6 @@ def _like(kind: str):
     return build
 
 
-_HEDGED_ITEM = re.compile(r"^(?:usually|probably|still|definitely|always|now|currently|really|actually|maybe)\s+")  # not Now Now
-_SINGULAR = ((re.compile(r"colour"), "color"), (re.compile(r"(?<!mov)(?<!cook)(?<!pi)ies$"), "y"),
-             (re.compile(r"(?<![su])s$"), ""))
-
-
-def _favorite(match: re.Match[str], message: str) -> list[Finding]:
-    """"My favorite color is blue" → one value of favorite_color, which a new one supersedes; not
-    asked, nor someone else's word ("My son thinks my favorite color is green")."""
-    item, what = clean(_HEDGED_ITEM.sub("", match["item"])), clean(match["what"], longest=2).lower()
-    if not item or not what or not said_as_fact(match, message):
-        return []
-    for pattern, to in _SINGULAR:  # favourite colours, favorite movies: the same key
-        what = pattern.sub(to, what)
-    return [replace(say("favorite", item, what=what), key="favorite_" + "_".join(what.split()))]
-
-
 def _text(match: re.Match[str], *, longest: int = 14) -> str:
     text = match["x"].strip(" ,.;:!?\"'")
     words = text.split()
@@ -300,7 +284,7 @@ RULES = (
     _rule("fan", _like("like"), rf"\bI(?:'m| am)\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of\s+{ITEM}{END}",
           rf"\bI(?:'m| am)\s+(?:really\s+|more\s+|so\s+|totally\s+)?into\s+{ITEM}{END}", generic=True,
           subjects=SUBJECTS),
-    _rule("favorite", _favorite,
+    _rule("favorite", favorite,
           rf"\bmy\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+{ITEM}{END_WHOLE}",
           generic=True),
     *FACT_RULES,

@@ -182,10 +182,16 @@ def _dislike(match: re.Match[str], message: str) -> list[Finding]:
     return [say("avoid" if is_food(item) else "dislike", item)]
 
 
+# How the favorite is or what it does, not which it is: 我最喜欢的球队输了/是很好听/是最好的/在比赛.
+_FAVORITE_STATE = re.compile(r"^(?:很|非常|太|真|挺|特别|超|最|更|没|在|正在|被|已经|又|也|还)|了$")
+
+
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
-    """我最喜欢的颜色是蓝色 → one value of favorite_颜色; not asked, nor someone else's word."""
+    """我最喜欢的颜色是蓝色 → one value of favorite_颜色; not asked (是不是, 吗), nor someone else's
+    word, nor how it is (_FAVORITE_STATE)."""
     item, what = clean(match["item"], longest=10), clean(match["what"], longest=4)
-    if not item or not what or not said_as_fact(match, message) or _asked_after(match):
+    if (not item or not what or "是" in what or re.match(r"不是|否", match["item"])
+            or _FAVORITE_STATE.search(match["item"].strip()) or not said_as_fact(match, message) or _asked_after(match)):
         return []
     return [replace(say("favorite", item, what=what), key=f"favorite_{what}")]
 

@@ -141,3 +141,63 @@ def test_a_third_reviews_tasks_and_answers_said_next(text, expected):
 ])
 def test_an_allergy_but_for_others_and_a_taste_that_hurts(text, expected):
     assert said(text) == expected
+
+
+def lasting(text: str) -> list[tuple]:
+    return [(operation["node"]["value_json"], operation["node"].get("expires_at") is None) for operation in extract(text)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a time word after the sentence turns is about what follows it: the allergy lasted a day before
+    ("我对花生过敏，但是今天吃了一点没事", [("花生", True)]),
+    ("我对花生过敏，但今天吃了一点没事", [("花生", True)]),
+    ("我喜欢吃辣，不过今天胃不舒服", [({"spicy": "high"}, True), ("胃不舒服", False)]),
+    ("I'm vegetarian, but tonight I'll make an exception", [("vegetarian", True)]),
+    ("I hate mushrooms but right now I'd eat anything", [("mushrooms", True)]),
+    ("My favorite color is blue, but today I wore green.", [("blue", True)]),
+    # ...and still about its own part
+    ("我今天不吃辣，但是明天可以", [({"spicy": "none"}, False)]),
+    ("我今天很累，不想吃辣", [({"spicy": "none"}, False)]),
+    ("Today I don't want spicy food, I'm tired", [({"spicy": "none"}, False)]),
+    ("I'm fine today but I don't eat spicy food", [("spicy food", True)]),
+])
+def test_a_time_word_says_how_long_only_its_own_part_of_the_sentence_lasts(text, expected):
+    assert lasting(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # how the favorite is or what it does, not which it is: each was stored as its new value
+    ("My favorite team is losing.", []),
+    ("My favorite team is playing tonight.", []),
+    ("My favorite team is winning again", []),
+    ("My favorite restaurant is closed today.", []),
+    ("My favorite player is injured.", []),
+    ("My favorite food is amazing.", []),
+    ("My favorite show is on tonight.", []),
+    ("My favorite band is back!", []),
+    ("My favorite singer is touring Europe.", []),
+    ("My favorite movie is the best.", []),
+    ("My favorite song is the latest one", []),
+    ("我最喜欢的球队是不是输了", []),
+    ("我最喜欢的球队是否赢了", []),
+    ("我最喜欢的餐厅是关门了", []),
+    ("我最喜欢的歌是很好听", []),
+    ("我最喜欢的电影是最好的", []),
+    ("我最喜欢的球员是在比赛", []),
+    # which it is: an activity, a thing named with "the", a title in capitals, a noun in -ing or -ed
+    ("My favorite hobby is painting.", [("favorite_hobby", "painting")]),
+    ("My favorite part is cooking with friends", [("favorite_part", "cooking with friends")]),
+    ("My favorite team is the Lakers.", [("favorite_team", "the Lakers")]),
+    ("My favorite book is The Shining.", [("favorite_book", "The Shining")]),
+    ("My favorite movie is The Greatest Showman", [("favorite_movie", "The Greatest Showman")]),
+    ("My favorite place is the forest", [("favorite_place", "the forest")]),
+    ("My favorite show is Breaking Bad.", [("favorite_show", "Breaking Bad")]),
+    ("My favorite movie is Up", [("favorite_movie", "Up")]),
+    ("My favorite season is spring", [("favorite_season", "spring")]),
+    ("My favorite dessert is pudding", [("favorite_dessert", "pudding")]),
+    ("My favorite dish is fried chicken", [("favorite_dish", "fried chicken")]),
+    ("我最喜欢的颜色是红色的", [("favorite_颜色", "红色")]),
+    ("我最喜欢的运动是游泳", [("favorite_运动", "游泳")]),
+])
+def test_a_favorite_is_which_one_not_how_it_is(text, expected):
+    assert said(text) == expected
