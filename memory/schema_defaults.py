@@ -20,6 +20,22 @@ SCHEMA_RULES = [
     (COOKING, COOKING_PREFIX, "constraint", "health_condition", "string", "one", "session", False, True, "临时身体状况"),
 ]
 
+# The keys capture gives the user's allergies, home, workplace, occupation and name
+# (memory.capture.rules_common KINDS), under the names agents usually write for them: one fact
+# keeps one key and one active value whoever writes it (R-STORE). "" is every domain. Words that
+# often name something else (city, location, company, job) are left out, and so is diet: the
+# schema's dietary_restriction holds many values, an agent's diet one. Migration 0029 adds
+# these to existing teams.
+FACT_SYNONYMS = [
+    (COOKING, "allergies", "allergy"), (COOKING, "food_allergy", "allergy"),
+    ("", "home_city", "home"), ("", "current_city", "home"), ("", "residence", "home"), ("", "lives_in", "home"),
+    ("", "address", "home"), ("", "home_address", "home"), ("", "居住地", "home"), ("", "所在城市", "home"),
+    ("", "住址", "home"), ("", "家庭住址", "home"),
+    ("", "employer", "workplace"), ("", "works_at", "workplace"), ("", "工作单位", "workplace"),
+    ("", "job_title", "occupation"), ("", "profession", "occupation"), ("", "职业", "occupation"),
+    ("", "user_name", "name"), ("", "full_name", "name"), ("", "姓名", "name"),
+]
+
 KEY_SYNONYMS = [
     # (domain, synonym, key)
     (COOKING, "disliked_ingredient", "avoid_ingredient"),
@@ -29,7 +45,7 @@ KEY_SYNONYMS = [
     (COOKING, "favorite_cuisine", "preferred_cuisine"),
     (COOKING, "taste", "flavor_profile"),
     (COOKING, "flavor", "flavor_profile"),
-]
+] + FACT_SYNONYMS
 
 VALUE_RULES = [
     # (domain, key, pattern, value)

@@ -18,7 +18,9 @@ TOOLS = (
      "Search long-term memory: exact lookups by key and value, and keyword search (English or Chinese) over "
      "what was remembered. Returns exact matches, relevant matches, and what was left out and why."),
     ("memory_get", "memory_get", "/api/v1/memory/get",
-     "Read one memory by id, or the current memory for an exact key (optionally type, value, scope, domain)."),
+     "Read one memory by id, or the current memory for an exact key (optionally type, value, scope, domain). "
+     "A key holding several values (one allergy per food) answers 409 several_values listing them: read those "
+     "with memory_search and the key."),
     ("memory_propose_update", "memory_propose", "/api/v1/memory/propose",
      "Ask the memory service to remember, update, supersede (correct), expire or delete one memory. The service "
      "normalises it to the controlled schema and checks scope, source and conflicts; it answers accepted=false "

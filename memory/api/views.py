@@ -206,7 +206,8 @@ class MemorySearchView(TeamAPIView):
 
 
 class MemoryGetView(TeamAPIView):
-    """memory_get: one node by id, or the best active node for an exact key (and value)."""
+    """memory_get: one node by id, or the active node for an exact key (and value); 409
+    several_values when the key holds more than one (tool_calls._several)."""
 
     required_right = "read"
     replays = False

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from memory.capture.rules_common import Finding, Rule, Subjects
 from memory.capture.words_en import END_WHOLE, MOVE_END, POINTING, clean, say
+from memory.key_spelling import favorite_key
 
 PLACE = r"(?-i:[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|de|la))*)"  # capitalised: Paris, New York, Bank of America
 # "the" before a place of two or more words, left out of it: "at the University of Michigan" →
@@ -191,8 +192,6 @@ FACT_RULES = (
 
 
 _HEDGED_ITEM = re.compile(r"^(?:usually|probably|still|definitely|always|now|currently|really|actually|maybe)\s+")  # not Now Now
-_SINGULAR = ((re.compile(r"colour"), "color"), (re.compile(r"(?<!mov)(?<!cook)(?<!pi)ies$"), "y"),
-             (re.compile(r"(?<![su])s$"), ""))
 
 
 # What the favorite does or how it is, not which one it is: "My favorite team is losing / back /
@@ -232,6 +231,5 @@ def favorite(match: re.Match[str], message: str) -> list[Finding]:
     if not item or not what or not said_as_fact(match, message) or _a_state(said, what):
         return []
     item = said if named != said else item
-    for pattern, to in _SINGULAR:  # favourite colours, favorite movies: the same key
-        what = pattern.sub(to, what)
-    return [replace(say("favorite", item, what=what), key="favorite_" + "_".join(what.split()))]
+    key = favorite_key(what)  # favourite colours, favorite movies: the same key as an agent's fav_colour
+    return [replace(say("favorite", item, what=key.removeprefix("favorite_").replace("_", " ")), key=key)]

@@ -3,7 +3,8 @@
 schema_normalize takes the node fields an agent proposed (a dict, as sent) and returns them
 normalised, with notes saying what changed and, if the node does not conform, a problem:
 
-1. key synonyms: disliked_ingredient → avoid_ingredient (KeySynonym);
+1. key spelling and synonyms: fav_colour → favorite_color (memory.key_spelling), disliked_ingredient →
+   avoid_ingredient, home_city → home (KeySynonym);
 2. value rules: 少辣 → {"spicy": "low"}; several parts merge, 少油少辣 → {"oil": "low", "spicy": "low"};
 3. default scope and category path from the key's SchemaRule, else from the type;
 4. scope rule: an inferred project constraint, decision or task goes to the workspace, not the user;
@@ -26,6 +27,7 @@ from django_scopes import scope
 
 from accounts.models import Team
 from memory import schema_defaults
+from memory.key_spelling import key_spelling
 from memory.models import Category, KeySynonym, NodeType, SchemaRule, Scope, ValueRule
 from memory.search.text import normalize
 
@@ -129,9 +131,16 @@ def schema_normalize(
     """
     node = dict(node)
     result = Normalized(node=node)
-    domain = node.get("domain") or "general"
     node_type = node.get("type")
     key = node.get("key")
+    if isinstance(key, str) and key and key_spelling(key) != key:
+        node["key"] = key_spelling(key)
+        result.notes.append(f"key {key} → {node['key']}")
+        key = node["key"]
+    if not node.get("domain") and isinstance(key, str) and key and isinstance(node_type, str):
+        _domain_of_key(team, node, result)
+        key = node["key"]
+    domain = node.get("domain") or "general"
     if isinstance(key, str) and key and isinstance(domain, str):
         synonym = (
             KeySynonym.objects.filter(team=team, domain__in=[domain, ""], synonym=key).order_by("-domain").first()
@@ -162,6 +171,24 @@ def schema_normalize(
         result.notes.append(f"scope user → workspace (an inferred {node_type} belongs to the project)")
     result.problem = _problem(team, node, rules, rule, explicit=explicit)
     return result
+
+
+def _domain_of_key(team: Team, node: dict[str, Any], result: Normalized) -> None:
+    """A node sent without a domain takes the domain whose schema rule has its key and type
+    (or whose synonym names such a key, in every domain that has it alike): an agent's
+    `allergies` of type constraint is the cooking schema's many-valued `allergy`, not a
+    one-valued key of its own in `general`, where a second allergy would replace the first."""
+    key, node_type = node["key"], node["type"]
+    targets = set(KeySynonym.objects.filter(team=team, synonym=key).values_list("key", flat=True))
+    keys = {key} | (targets if len(targets) == 1 else set())
+    ruled = set(SchemaRule.objects.filter(team=team, key__in=keys, type=node_type).values_list("domain", "key"))
+    if len(ruled) != 1:
+        return
+    (node["domain"], ruled_key), = ruled
+    result.notes.append(f"domain set to {node['domain']} (its schema has the key {ruled_key})")
+    if ruled_key != key:
+        node["key"] = ruled_key
+        result.notes.append(f"key {key} → {ruled_key}")
 
 
 def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: SchemaRule | None, *, explicit: bool):
@@ -228,10 +255,12 @@ def schema_seed_defaults(team: Team) -> None:
 
 def schema_terms(*, team: Team, domain: str, key: str, value: Any = None, has_value: bool = False) -> tuple[str, Any]:
     """The controlled key and value for a lookup (get, search, forget) in the words a
-    proposal would use: disliked_ingredient → avoid_ingredient, 少辣 → {"spicy": "low"}.
+    proposal would use: fav_colour → favorite_color, disliked_ingredient → avoid_ingredient,
+    少辣 → {"spicy": "low"}.
     Without a domain, a synonym applies when every domain that has it agrees."""
     if not key:
         return key, value
+    key = key_spelling(key)
     synonyms = KeySynonym.objects.filter(team=team, synonym=key)
     synonyms = synonyms.filter(domain__in=[domain, ""]) if domain else synonyms
     targets = {item.domain: item.key for item in synonyms}

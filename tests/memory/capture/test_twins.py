@@ -126,11 +126,11 @@ def test_a_keyed_note_of_the_agent_absorbs_capture_s_keyless_note(principal):
     said, = append(principal, "Remember: I live in Berlin.", **CTX)
     capture()
     (captured, _), = active()
-    result = propose(principal, said.pk, "User lives in Berlin", key="home_city", value_json="Berlin")
+    result = propose(principal, said.pk, "User lives in Berlin", key="residence_city", value_json="Berlin")
     assert "merged" in result.message and active() == [(result.node_id, "User lives in Berlin")]
     # A merged note cannot be restored beside the one it was merged into, superseded or not.
     moved, = append(principal, "I moved to Lisbon.", **CTX)
-    propose(principal, moved.pk, "User lives in Lisbon", key="home_city", value_json="Lisbon")
+    propose(principal, moved.pk, "User lives in Lisbon", key="residence_city", value_json="Lisbon")
     with pytest.raises(Conflict, match=f"merged into node {result.node_id}"):
         node_restore(principal=principal, node_id=captured, reason="oops")
     assert [value for value in Node.objects.filter(status="active").values_list("value_json", flat=True)] == ["Lisbon"]
