@@ -1,6 +1,8 @@
 """Request and response shapes of the agent API (R-API). Adapters only: no domain rules here
 beyond types and ranges; services check the rest."""
 
+from difflib import get_close_matches
+
 from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
@@ -21,14 +23,21 @@ from memory.services.proposals import OPERATIONS
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know, so a typo is a 400, not a silently ignored value."""
+    """Rejects fields it does not know, so a typo is a 400, not a silently ignored value; the
+    message names the nearest known field ("unknown field; did you mean query_text?")."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+                known = [name for name, field in self.fields.items() if not field.read_only]
+                raise serializers.ValidationError({name: [_unknown(name, known)] for name in unknown})
         return super().to_internal_value(data)
+
+
+def _unknown(name: str, known: list[str]) -> str:
+    near = get_close_matches(name.lower(), known, n=1, cutoff=0.6) if len(name) <= 64 else []
+    return f"unknown field; did you mean {near[0]}?" if near else "unknown field"
 
 
 def identity(*, required: bool = False) -> IdentityField:

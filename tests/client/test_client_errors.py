@@ -47,7 +47,20 @@ def test_bad_input_raises_validation_error_with_the_fields(memory):
 def test_an_unknown_field_is_refused_not_ignored(memory):
     with pytest.raises(ValidationError) as raised:
         memory.request("POST", "memory/search", json={"query_txt": "typo"})
-    assert raised.value.details == {"query_txt": ["unknown field"]}
+    assert raised.value.details == {"query_txt": ["unknown field; did you mean query_text?"]}
+
+
+@pytest.mark.parametrize(("path", "body", "said"), [
+    ("memory/search", {"query": "香菜"}, {"query": ["unknown field; did you mean query_text?"]}),
+    ("context", {"query_text": "香菜", "session_id": "s1"}, {"query_text": ["unknown field; did you mean query?"]}),
+    ("memory/search", {"Scopes": ["user"]}, {"Scopes": ["unknown field; did you mean scopes?"]}),
+    ("memory/search", {"colour": "red"}, {"colour": ["unknown field"]}),
+    ("memory/search", {"q" * 5000: 1}, {"q" * 5000: ["unknown field"]}),
+])
+def test_an_unknown_field_names_the_known_one_it_is_nearest(memory, path, body, said):
+    with pytest.raises(ValidationError) as raised:
+        memory.request("POST", path, json=body)
+    assert raised.value.status == 400 and raised.value.details == said
 
 
 def test_a_read_only_key_may_not_propose(live_server, team):
