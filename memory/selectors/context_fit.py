@@ -3,12 +3,12 @@ order, and which limit left each of the others out (memory.selectors.context ren
 what this chooses; see its module doc for the layout).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory import limits
 from memory.models import NodeType
 from memory.selectors.budget import Budget
-from memory.selectors.context_items import LAYERS, SECTION_SHARES, Item, RenderedSize, one_line
+from memory.selectors.context_items import LAYERS, SECTION_SHARES, Item, RenderedSize, excerpt, one_line
 
 __all__ = ["LIMITS", "Dropped", "fit_with_summary", "limit_value"]
 
@@ -23,6 +23,8 @@ class Dropped:
     limit: str
 
 
+SUMMARY_EXCERPT_MIN = 80  # characters of a summary cut to the room left; less is left out
+
 LIMITS = ("max_chars", *(f"{layer.lower()}_chars" for layer in LAYERS))  # the order of their warnings
 
 
@@ -32,8 +34,10 @@ def limit_value(budget: Budget, limit: str) -> int | None:
 
 
 def _critical(item: Item) -> bool:
-    return (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
-            and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
+    """Pinned instructions (L0) and a constraint the user must not be without (an allergy;
+    importance ≥ limits.CRITICAL_IMPORTANCE)."""
+    return item.section == "instructions" or (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
+                                              and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
 
 
 def _share(item: Item) -> str:
@@ -42,7 +46,7 @@ def _share(item: Item) -> str:
 
 def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Dropped]]:
     """Fill the block in two passes over the candidates (in fill priority order), after the
-    critical constraints (_critical), which go in first.
+    pinned instructions and critical constraints (_critical), which go in first.
 
     First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
     its line break), so that no layer crowds out the others — in particular the query's
@@ -85,9 +89,10 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             message_limits[item.obj.pk] = limit
 
     window_limit: str | None = None  # the limit that closed the recent window
-    # A constraint the user must not be without (an allergy; importance ≥ limits.CRITICAL_IMPORTANCE)
-    # goes in first, whatever its section's share: under a budget of 60 characters a newcomer's
-    # block held a session note and left the anaphylaxis out.
+    # Pinned instructions and a constraint the user must not be without go in first, whatever
+    # their section's share: under a budget of 60 characters a newcomer's block held a session
+    # note and left the anaphylaxis out; under 300 a review's left a 75-character instruction
+    # out (its share was 75) while other layers filled 297.
     for item in candidates:
         if _critical(item):
             if (limit := try_add(item)) is None:
@@ -110,10 +115,25 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             if item.section == "recent_messages":
                 window_limit = limit
             drop(item, limit)
+    def summary_excerpt(item: Item) -> Item | None:
+        """The summary cut to the room left, if that is at least SUMMARY_EXCERPT_MIN characters."""
+        probe = replace(item, text="")
+        size.add(probe)
+        room = max_chars - size.chars
+        size.remove(probe)
+        cap = layer_caps.get(item.layer)
+        if cap is not None:
+            room = min(room, cap - layer_used.get(item.layer, 0))
+        return replace(item, text=excerpt(item.text, room)) if room >= SUMMARY_EXCERPT_MIN else None
+
     for item in held_back:
         if item.section == "recent_messages" and window_limit:
             drop(item, window_limit)
         elif (limit := try_add(item)) is not None:
+            # A summary longer than the room left goes in cut to it: a rule summary of a long
+            # talk (1,499 characters) never fitted a block of 1,200 and was left out every call.
+            if item.section == "summary" and (cut := summary_excerpt(item)) is not None and try_add(cut) is None:
+                continue
             drop(item, limit)
             if item.section == "recent_messages":
                 window_limit = limit

@@ -1,0 +1,59 @@
+"""What a review of the context call under tight budgets found (R-CTX): pinned instructions lost
+to lower layers, and a long conversation summary was never injected."""
+
+import pytest
+
+from accounts.services import agent_key_create
+from memory.services.sessions import SessionRef
+from memory.services.summaries import SummaryInput, summary_append
+from tests.conftest import key_client
+from tests.helpers import append, make_node
+
+CTX = {"workspace_id": "w1", "user_id": "u1", "session_id": "s1"}
+RULE = "Never recommend recipes with peanuts: the user's child is allergic to them."
+
+
+@pytest.fixture
+def admin_client(team):
+    return key_client(agent_key_create(team=team, name="admin", kind="admin")[1])
+
+
+def context(client, query="dinner ideas", **budget):
+    body = {**CTX, "query": query, **({"budget": budget} if budget else {})}
+    response = client.post("/api/v1/context", body, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_pinned_instructions_go_in_before_lower_layers_fill_a_tight_block(principal, admin_client, agent_client):
+    """A review's find: under max_chars 300 a 75-character instruction (its L0 share was 75) was
+    left out while workspace, session and relevant memories filled 297 characters."""
+    assert admin_client.put("/api/v1/instructions", {"text": RULE}, format="json").status_code == 200
+    for index in range(4):
+        make_node(principal, scope="workspace", workspace_id="w1", type="fact",
+                  title=f"dinner guests bring dessert number {index} to the party")
+        make_node(principal, scope="session", workspace_id="w1", user_id="u1", session_id="s1", type="fact",
+                  title=f"dinner ideas for tonight, option {index}, something with noodles")
+    body = context(agent_client, max_chars=300)
+    assert body["block"].startswith(f"[Instructions]\n{RULE}") and len(body["block"]) <= 300
+    assert not any("pinned instructions" in warning for warning in body["diagnostics"]["warnings"])
+    tiny = context(agent_client, max_chars=60)  # smaller than the instruction: left out, and said so
+    assert RULE not in tiny["block"]
+    assert any("pinned instructions of the team" in warning for warning in tiny["diagnostics"]["warnings"])
+
+
+def test_a_summary_longer_than_the_room_left_is_cut_to_it_not_left_out(principal, agent_client):
+    """A review's find: a rule summary of 1,499 characters never fitted the default 1,200 and was
+    left out of every call of its conversation."""
+    append(principal, *(f"turn {index} about the kitchen renovation" for index in range(30)), **CTX)
+    said = "The user is renovating the kitchen; " + "they compared tiles, ovens and budgets at length. " * 29
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"), summary=said))
+    assert len(said) > 1400
+    body = context(agent_client, query="what were we doing?", max_chars=1200)
+    summary = body["block"].split("[Conversation summary]\n")[1].split("\n\n")[0]
+    assert summary.startswith("The user is renovating the kitchen;") and summary.endswith("…")
+    assert 80 <= len(summary) < len(said) and len(body["block"]) <= 1200
+    assert not any(left.get("section") == "summary" for left in body["diagnostics"]["dropped"])
+    small = context(agent_client, query="what were we doing?", max_chars=200)
+    assert len(small["block"]) <= 200
+
