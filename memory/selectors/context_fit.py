@@ -34,10 +34,15 @@ def limit_value(budget: Budget, limit: str) -> int | None:
 
 
 def _critical(item: Item) -> bool:
-    """Pinned instructions (L0) and a constraint the user must not be without (an allergy;
-    importance ≥ limits.CRITICAL_IMPORTANCE)."""
-    return item.section == "instructions" or (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
-                                              and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
+    """A constraint the user must not be without (an allergy; importance ≥
+    limits.CRITICAL_IMPORTANCE)."""
+    return (item.kind == "node" and item.obj.type == NodeType.CONSTRAINT
+            and item.obj.importance >= limits.CRITICAL_IMPORTANCE)
+
+
+def _first(item: Item) -> bool:
+    """What goes in before the shares: critical constraints, then the pinned instructions (L0)."""
+    return _critical(item) or item.section == "instructions"
 
 
 def _share(item: Item) -> str:
@@ -89,18 +94,19 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             message_limits[item.obj.pk] = limit
 
     window_limit: str | None = None  # the limit that closed the recent window
-    # Pinned instructions and a constraint the user must not be without go in first, whatever
-    # their section's share: under a budget of 60 characters a newcomer's block held a session
-    # note and left the anaphylaxis out; under 300 a review's left a 75-character instruction
-    # out (its share was 75) while other layers filled 297.
+    # A constraint the user must not be without, then the pinned instructions, go in first,
+    # whatever their section's share: under a budget of 60 characters a newcomer's block held a
+    # session note and left the anaphylaxis out; under 300 a review's left a 75-character
+    # instruction out (its share was 75) while other layers filled 297. The constraint comes
+    # before the instructions: a long instruction must not take its room.
+    for item in [item for item in candidates if _critical(item)] + [
+            item for item in candidates if not _critical(item) and _first(item)]:
+        if (limit := try_add(item)) is None:
+            used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
+        else:
+            drop(item, limit)
     for item in candidates:
-        if _critical(item):
-            if (limit := try_add(item)) is None:
-                used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
-            else:
-                drop(item, limit)
-    for item in candidates:
-        if _critical(item):
+        if _first(item):
             continue
         share = _share(item)
         cost = len(item.text) + 1
@@ -126,17 +132,23 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             room = min(room, cap - layer_used.get(item.layer, 0))
         return replace(item, text=excerpt(item.text, room)) if room >= SUMMARY_EXCERPT_MIN else None
 
+    too_long: tuple[Item, str] | None = None  # the summary, whole, did not fit
     for item in held_back:
         if item.section == "recent_messages" and window_limit:
             drop(item, window_limit)
         elif (limit := try_add(item)) is not None:
-            # A summary longer than the room left goes in cut to it: a rule summary of a long
-            # talk (1,499 characters) never fitted a block of 1,200 and was left out every call.
-            if item.section == "summary" and (cut := summary_excerpt(item)) is not None and try_add(cut) is None:
+            if item.section == "summary":
+                too_long = item, limit
                 continue
             drop(item, limit)
             if item.section == "recent_messages":
                 window_limit = limit
+    # A summary longer than the room left goes in cut to what the rest left: a rule summary of
+    # a long talk (1,499 characters) never fitted a block of 1,200 and was left out every call.
+    if too_long is not None:
+        summary, limit = too_long
+        if (cut := summary_excerpt(summary)) is None or try_add(cut) is not None:
+            drop(summary, limit)
     return chosen, dropped
 
 

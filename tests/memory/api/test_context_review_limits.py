@@ -57,3 +57,31 @@ def test_a_summary_longer_than_the_room_left_is_cut_to_it_not_left_out(principal
     small = context(agent_client, query="what were we doing?", max_chars=200)
     assert len(small["block"]) <= 200
 
+
+
+def test_a_long_instruction_does_not_take_the_room_of_a_critical_constraint(principal, admin_client, agent_client):
+    """A breaker's find: with instructions first, 1,150 characters of them pushed a severe
+    allergy out of the default block; the allergy goes in before them."""
+    assert admin_client.put("/api/v1/instructions", {"text": "Be kind. " * 128}, format="json").status_code == 200
+    make_node(principal, user_id="u1", type="constraint", key="allergy", value_json="peanuts",
+              title="severe peanut allergy (anaphylaxis)", importance=1.0)
+    body = context(agent_client, max_chars=1200)
+    assert "severe peanut allergy (anaphylaxis)" in body["block"] and len(body["block"]) <= 1200
+    assert any("pinned instructions of the team" in warning for warning in body["diagnostics"]["warnings"])
+
+
+def test_a_cut_summary_takes_only_what_the_other_items_left(principal, agent_client):
+    """A breaker's find: the cut summary went in at its place in the second pass and pushed out a
+    relevant memory and two recent messages that fitted before."""
+    append(principal, *(f"turn {index} about the kitchen renovation" for index in range(30)), **CTX)
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"),
+                                                          summary="Kitchen renovation notes. " * 80))
+    for index in range(12):
+        make_node(principal, user_id="u1", type="fact", title=f"kitchen tiles option {index}: glossy white ceramic")
+    without = context(agent_client, query="kitchen tiles", max_chars=1200, summary_enabled=False)
+    body = context(agent_client, query="kitchen tiles", max_chars=1200)
+    lines = [line for line in without["block"].splitlines() if line and not line.startswith("[")]
+    assert len(lines) == 12 and all(line in body["block"].splitlines() for line in lines)
+    summary = body["block"].split("[Conversation summary]\n")[1].split("\n\n")[0]
+    assert summary.startswith("Kitchen renovation notes.") and summary.endswith("…")
+    assert len(body["block"]) <= 1200
