@@ -23,13 +23,13 @@ SCHEMA_RULES = [
 # The keys capture gives the user's allergies, home, workplace, occupation and name
 # (memory.capture.rules_common KINDS), under the names agents usually write for them: one fact
 # keeps one key and one active value whoever writes it (R-STORE). "" is every domain. Words that
-# often name something else (city, location, company, job) are left out, and so is diet: the
+# often name something else (city, location, address, company, job) are left out, and so is diet: the
 # schema's dietary_restriction holds many values, an agent's diet one. Migration 0029 adds
 # these to existing teams.
 FACT_SYNONYMS = [
     (COOKING, "allergies", "allergy"), (COOKING, "food_allergy", "allergy"),
     ("", "home_city", "home"), ("", "current_city", "home"), ("", "residence", "home"), ("", "lives_in", "home"),
-    ("", "address", "home"), ("", "home_address", "home"), ("", "居住地", "home"), ("", "所在城市", "home"),
+    ("", "home_address", "home"), ("", "居住地", "home"), ("", "所在城市", "home"),
     ("", "住址", "home"), ("", "家庭住址", "home"),
     ("", "employer", "workplace"), ("", "works_at", "workplace"), ("", "工作单位", "workplace"),
     ("", "job_title", "occupation"), ("", "profession", "occupation"), ("", "职业", "occupation"),

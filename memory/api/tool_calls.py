@@ -154,9 +154,10 @@ def _get(principal: Principal, data) -> ToolAnswer:
         found = memory_query(principal=principal, query=query).exact
         if not found:
             raise NotFound("no active node with that key")
-        if len(found) > 1:
-            raise _several(found)
         node = found[0]
+        several = [other for other in found if (other.domain, other.type) == (node.domain, node.type)]
+        if len(several) > 1:  # values of one fact; one per domain or type is each its own fact
+            raise _several(several)
     return ToolAnswer(s.NodeOutSerializer(node).data)
 
 
@@ -164,8 +165,9 @@ GET_SEVERAL = 10  # values a memory_get by key lists when the key holds more tha
 
 
 def _several(found: list) -> Conflict:
-    """409 for a key that holds several active values (an allergy per food): answering one of
-    them would hide the rest from an agent checking what the user may not eat."""
+    """409 for a key that holds several active values of one domain and type (an allergy per
+    food): answering one of them would hide the rest from an agent checking what the user may
+    not eat."""
     values = [f"{node.pk}: {json.dumps(node.value_json, ensure_ascii=False)[:80]}" for node in found[:GET_SEVERAL]]
     more = ", …" if len(found) > GET_SEVERAL else ""
     return Conflict(f"key {found[0].key} holds {'more than ' if more else ''}{min(len(found), GET_SEVERAL)} active "

@@ -50,6 +50,7 @@ from memory.capture.words_zh import (
     named,
     say,
 )
+from memory.key_spelling import favorite_key
 
 __all__ = ["FLAVORS", "LANGUAGE", "TEXTS", "say"]  # what memory.capture.rules reads of a language table
 
@@ -187,13 +188,12 @@ _FAVORITE_STATE = re.compile(r"^(?:很|非常|太|真|挺|特别|超|最|更|没
 
 
 def _favorite(match: re.Match[str], message: str) -> list[Finding]:
-    """我最喜欢的颜色是蓝色 → one value of favorite_颜色; not asked (是不是, 吗), nor someone else's
-    word, nor how it is (_FAVORITE_STATE)."""
+    """我最喜欢的颜色是蓝色 → favorite_color (key_spelling); not asked, someone else's word nor how it is."""
     item, what = clean(match["item"], longest=10), clean(match["what"], longest=4)
     if (not item or not what or "是" in what or re.match(r"不是|否", match["item"])
             or _FAVORITE_STATE.search(match["item"].strip()) or not said_as_fact(match, message) or _asked_after(match)):
         return []
-    return [replace(say("favorite", item, what=what), key=f"favorite_{what}")]
+    return [replace(say("favorite", item, what=what), key=favorite_key(what))]
 
 
 def _asked_after(match: re.Match[str]) -> bool:

@@ -2,10 +2,10 @@
 workplace, job → occupation, allergies → allergy; memory.schema_defaults.FACT_SYNONYMS), which new
 teams get when they are created.
 
-A team keeps what it has: a synonym is not added where the team already has that synonym in the
-domain, where it would chain (its synonym is another's key, or its key another's synonym), where
-it would rename a key the team's schema controls, or where the team stores memories under that
-key already (their lookups by that key would otherwise find the other key's memories instead).
+A team keeps what it has: a synonym is not added where the team already has that synonym in any
+domain (a lookup without a domain follows a synonym only where every domain agrees), where it would
+chain (its synonym is another's key, or its key another's synonym), where it would rename a key
+the team's schema controls, or where the team stores memories under that name in any domain.
 """
 
 from django.db import migrations
@@ -24,12 +24,11 @@ def add_fact_synonyms(apps, schema_editor) -> None:
         for domain, synonym, key in FACT_SYNONYMS:
             near = synonyms.filter(domain__in=[domain, ""]) if domain else synonyms
             rules = SchemaRule.objects.filter(team=team, key=synonym)
-            nodes = Node.objects.filter(team=team, key=synonym)
             if domain:
-                rules, nodes = rules.filter(domain=domain), nodes.filter(domain=domain)
-            if (synonyms.filter(domain=domain, synonym=synonym).exists()
+                rules = rules.filter(domain=domain)
+            if (synonyms.filter(synonym=synonym).exists()
                     or near.filter(Q(key=synonym) | Q(synonym=key)).exists()
-                    or rules.exists() or nodes.exists()):
+                    or rules.exists() or Node.objects.filter(team=team, key=synonym).exists()):
                 continue
             KeySynonym.objects.create(team=team, domain=domain, synonym=synonym, key=key)
 

@@ -78,6 +78,7 @@ class MemoryQuery:
     category_path_prefix: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     key: str = ""
+    key_as_sent: str = ""  # before the schema's spelling and synonyms: memories stored under it are found too
     has_value: bool = False
     value_json: Any = None
     value_filters: tuple[ValueFilter, ...] = ()
@@ -209,7 +210,7 @@ def node_rows(principal: Principal, query: MemoryQuery, session: Session | None)
 
 def _structured(nodes: QuerySet[Node], query: MemoryQuery) -> QuerySet[Node]:
     if query.key:
-        nodes = nodes.filter(key=query.key)
+        nodes = nodes.filter(key__in={query.key, query.key_as_sent or query.key})
     if query.has_value:
         nodes = nodes.filter(value_hash=value_hash(query.value_json))
     for value_filter in query.value_filters:
@@ -352,7 +353,7 @@ def memory_query(
     if query.key:
         key, value = schema_terms(team=principal.team, domain=query.domain, key=query.key, value=query.value_json,
                                   has_value=query.has_value)
-        query = replace(query, key=key, value_json=value)
+        query = replace(query, key=key, key_as_sent=query.key, value_json=value)
     now = now or timezone.now()
     principal.check_workspace(query.owner.workspace_id)
     if session is None:

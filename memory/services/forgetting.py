@@ -133,8 +133,8 @@ def _candidates(principal: Principal, selector: ForgetSelector, mode: str):
         nodes = nodes.filter(type=selector.type)
     key, value = schema_terms(team=principal.team, domain=selector.domain, key=selector.key,
                               value=selector.value_json, has_value=selector.has_value)
-    if key:
-        nodes = nodes.filter(key=key)
+    if key:  # and memories stored under the key as sent, before its spelling or a synonym applied
+        nodes = nodes.filter(key__in={key, selector.key})
     if selector.has_value:
         nodes = nodes.filter(value_hash=value_hash(value))
     if selector.source_message_ids:

@@ -131,24 +131,22 @@ def schema_normalize(
     """
     node = dict(node)
     result = Normalized(node=node)
+    domain = node.get("domain") or "general"
     node_type = node.get("type")
     key = node.get("key")
-    if isinstance(key, str) and key and key_spelling(key) != key:
+    rules = list(SchemaRule.objects.filter(team=team, domain=domain)) if isinstance(domain, str) else []
+    controlled = {item.key for item in rules}  # never renamed: an admin's rule for `employer` keeps it
+    if isinstance(key, str) and key and key not in controlled and key_spelling(key) != key:
         node["key"] = key_spelling(key)
         result.notes.append(f"key {key} → {node['key']}")
         key = node["key"]
-    if not node.get("domain") and isinstance(key, str) and key and isinstance(node_type, str):
-        _domain_of_key(team, node, result)
-        key = node["key"]
-    domain = node.get("domain") or "general"
-    if isinstance(key, str) and key and isinstance(domain, str):
+    if isinstance(key, str) and key and key not in controlled and isinstance(domain, str):
         synonym = (
             KeySynonym.objects.filter(team=team, domain__in=[domain, ""], synonym=key).order_by("-domain").first()
         )
         if synonym is not None:
             node["key"] = key = synonym.key
             result.notes.append(f"key {synonym.synonym} → {synonym.key}")
-    rules = list(SchemaRule.objects.filter(team=team, domain=domain)) if isinstance(domain, str) else []
     rule = next((item for item in rules if item.key == key and item.type == node_type), None)
     result.rule = rule
     value = node.get("value_json")
@@ -171,24 +169,6 @@ def schema_normalize(
         result.notes.append(f"scope user → workspace (an inferred {node_type} belongs to the project)")
     result.problem = _problem(team, node, rules, rule, explicit=explicit)
     return result
-
-
-def _domain_of_key(team: Team, node: dict[str, Any], result: Normalized) -> None:
-    """A node sent without a domain takes the domain whose schema rule has its key and type
-    (or whose synonym names such a key, in every domain that has it alike): an agent's
-    `allergies` of type constraint is the cooking schema's many-valued `allergy`, not a
-    one-valued key of its own in `general`, where a second allergy would replace the first."""
-    key, node_type = node["key"], node["type"]
-    targets = set(KeySynonym.objects.filter(team=team, synonym=key).values_list("key", flat=True))
-    keys = {key} | (targets if len(targets) == 1 else set())
-    ruled = set(SchemaRule.objects.filter(team=team, key__in=keys, type=node_type).values_list("domain", "key"))
-    if len(ruled) != 1:
-        return
-    (node["domain"], ruled_key), = ruled
-    result.notes.append(f"domain set to {node['domain']} (its schema has the key {ruled_key})")
-    if ruled_key != key:
-        node["key"] = ruled_key
-        result.notes.append(f"key {key} → {ruled_key}")
 
 
 def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: SchemaRule | None, *, explicit: bool):

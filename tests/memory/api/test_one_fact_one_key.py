@@ -4,10 +4,10 @@ review of the agent tools found it did not:
   (memory.key_spelling, memory.schema_defaults.FACT_SYNONYMS), so a new value supersedes the old
   one instead of standing beside it in the prompt (fav_color red, favourite_colour green and
   favorite_color blue were all injected);
-- a key the schema controls, sent without a domain, takes the schema's domain (an agent's
-  allergies were one-valued keys in `general`, out of reach of a forget of `allergy`);
+- memories stored under the key as sent stay found by it, and a key the schema controls is never
+  renamed;
 - memory_get by a key of several values names them all instead of answering one;
-- a value said again in another case or spacing is a repeat, not a new version."""
+- a value said again with other spacing is a repeat, not a new version."""
 
 from importlib import import_module
 
@@ -16,7 +16,7 @@ from django.apps import apps
 from django_scopes import scopes_disabled
 
 from memory.key_spelling import favorite_key, key_spelling
-from memory.models import KeySynonym, Node
+from memory.models import AuditEvent, KeySynonym, Node
 from memory.services.proposals import Proposal, proposal_apply
 from tests.helpers import append, make_node
 from tests.memory.capture.test_twins import capture
@@ -28,7 +28,6 @@ CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
     ("favorite_color", "favorite_color"),
     ("favourite_colour", "favorite_color"),
     ("fav_color", "favorite_color"),
-    ("favColour", "favorite_color"),
     ("favoriteColor", "favorite_color"),
     ("FAVORITE_COLORS", "favorite_color"),
     ("favourite-hobbies", "favorite_hobby"),
@@ -37,11 +36,15 @@ CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
     ("favorite_movies", "favorite_movie"),
     ("favorite_cookies", "favorite_cookie"),
     ("fav_cities", "favorite_city"),
+    ("FAV-COLORS", "favorite_color"),
+    ("FavouriteColors", "favorite_color"),
     ("favorite_glasses", "favorite_glass"),
     ("favorite_series", "favorite_series"),
     ("favorite_bus", "favorite_bus"),
     ("favorite_colour_scheme", "favorite_color_scheme"),
-    ("favorite_颜色", "favorite_颜色"),
+    ("favorite_颜色", "favorite_color"),  # 我最喜欢的颜色 and "my favorite color": one fact
+    ("fav_電影", "favorite_movie"),
+    ("favorite_京剧", "favorite_京剧"),  # not listed: as said
     # not a favorite's key: as written
     ("favorites", "favorites"),
     ("favoritism", "favoritism"),
@@ -49,6 +52,16 @@ CTX = {"session_id": "s1", "user_id": "u1", "workspace_id": "w1"}
     ("fav", "fav"),
     ("favorite_", "favorite_"),
     ("Home_City", "Home_City"),
+    ("FAVOR_X", "FAVOR_X"),
+    ("FAVICON_URL", "FAVICON_URL"),
+    ("favIcon", "favIcon"),
+    ("FAVORED", "FAVORED"),
+    ("favorite_physics", "favorite_physics"),
+    ("favorite_heroes", "favorite_hero"),
+    ("favorite_buses", "favorite_bus"),
+    ("fav\ncolor", "fav\ncolor"),  # validation refuses it as sent
+    ("fav color", "fav color"),
+    ("fav_" + "a" * 124, "fav_" + "a" * 124),  # favorite_… would pass the 128 characters
 ])
 def test_a_favorite_key_is_spelled_one_way(key, spelled):
     assert key_spelling(key) == spelled
@@ -71,6 +84,7 @@ def _active(key: str) -> list:
 
 @pytest.mark.parametrize(("said", "captured_key", "variant", "value"), [
     ("Remember: my favourite colour is blue.", "favorite_color", "fav_colour", "green"),
+    ("记住，我最喜欢的颜色是蓝色。", "favorite_color", "favourite_colour", "green"),
     ("Remember: I live in Berlin.", "home", "home_city", "Munich"),
     ("Remember: I work at Siemens.", "workplace", "employer", "Bosch"),
     ("记住，我住在杭州。", "home", "居住地", "上海"),
@@ -120,50 +134,26 @@ def _migrate():
 
 def test_the_migration_leaves_a_team_s_own_keys_and_synonyms_alone(principal, team):
     with scopes_disabled():
-        KeySynonym.objects.filter(team=team, key__in=["home", "workplace", "occupation"]).delete()
+        KeySynonym.objects.filter(team=team, key__in=["home", "workplace", "occupation", "name", "allergy"]).delete()
         KeySynonym.objects.create(team=team, domain="", synonym="company", key="employer_name")
         KeySynonym.objects.create(team=team, domain="", synonym="profession", key="job_kind")
-    make_node(principal, type="fact", key="address", value_json="Berlin", title="address")
+        KeySynonym.objects.create(team=team, domain="生活技能", synonym="home_city", key="delivery_city")
+    make_node(principal, type="fact", key="residence", value_json="Berlin", title="residence")
+    make_node(principal, type="constraint", key="allergies", value_json="pollen", title="pollen")
     _migrate()
     with scopes_disabled():
         synonyms = dict(KeySynonym.objects.filter(team=team, domain="").values_list("synonym", "key"))
-    assert synonyms["home_city"] == "home" and synonyms["employer"] == "workplace"
-    assert "address" not in synonyms  # the team stores memories under address: its lookups keep finding them
+    assert synonyms["current_city"] == "home" and synonyms["employer"] == "workplace"
+    # the team has home_city in another domain: a lookup without a domain would no longer follow it
+    assert "home_city" not in synonyms
+    # the team stores memories under residence and (in general) allergies: lookups keep finding them
+    assert "residence" not in synonyms
+    assert not KeySynonym.objects.filter(team=team, synonym="allergies").exists()
     assert synonyms["company"] == "employer_name" and synonyms["profession"] == "job_kind"  # the team's own
     assert "job_title" in synonyms
     _migrate()  # and again: nothing doubles
     with scopes_disabled():
-        assert KeySynonym.objects.filter(team=team, synonym="home_city").count() == 1
-
-
-def test_a_key_the_schema_controls_takes_the_schema_s_domain_when_none_is_sent(agent_client, principal):
-    """A review's find: the agent's `allergies` and `allergy` went to domain general, where each key
-    is one-valued (a second allergy replaced the first) and a forget of capture's `allergy` missed them."""
-    said, = append(principal, "Remember that I'm allergic to peanuts and shellfish.", **CTX)
-    capture()
-    first = _propose(principal, said.pk, "allergies", "sesame", type="constraint")
-    second = _propose(principal, said.pk, "allergy", "kiwi", type="constraint")
-    assert first.accepted and second.accepted and second.superseded_id is None
-    assert "domain set to 生活技能 (its schema has the key allergy)" in first.notes
-    assert "key allergies → allergy" in first.notes
-    assert sorted(_active("allergy")) == ["kiwi", "peanuts", "sesame", "shellfish"]
-    assert {node.domain for node in Node.objects.filter(key="allergy")} == {"生活技能"}
-    gone = agent_client.post("/api/v1/memory/forget", {**CTX, "key": "allergies", "mode": "soft", "reason": "asked",
-                                                       "confirm": True}, format="json")
-    assert gone.status_code == 200 and len(gone.json()["deleted_ids"]) == 4 and _active("allergy") == []
-
-
-@pytest.mark.parametrize(("node", "domain", "key"), [
-    ({"type": "fact", "key": "allergy"}, "general", "allergy"),  # no rule of that type: as before
-    ({"type": "constraint", "key": "allergy", "domain": "health"}, "health", "allergy"),  # a domain sent is kept
-    ({"type": "preference", "key": "dietary_restriction"}, "生活技能", "dietary_restriction"),
-    ({"type": "preference", "key": "diet"}, "general", "diet"),  # one value: not the schema's many
-])
-def test_the_domain_is_inferred_only_from_a_rule_of_the_node_s_type(principal, node, domain, key):
-    said, = append(principal, "Remember this.", **CTX)
-    node = {**node}
-    result = _propose(principal, said.pk, node.pop("key"), "x", **node)
-    assert result.accepted and (result.node.domain, result.node.key) == (domain, key)
+        assert KeySynonym.objects.filter(team=team, synonym="current_city").count() == 1
 
 
 def test_memory_get_by_a_key_of_several_values_names_them_all(agent_client, principal):
@@ -182,14 +172,18 @@ def test_memory_get_by_a_key_of_several_values_names_them_all(agent_client, prin
     assert sorted(item["value_json"] for item in everything["exact"]) == ["peanuts", "shellfish"]
 
 
-def test_a_value_said_again_in_other_case_or_spacing_is_a_repeat_not_a_new_version(principal):
-    """A review's find: "green", "Green" and " green " each superseded the one before."""
+def test_a_value_said_again_with_other_spacing_is_a_repeat_not_a_new_version(principal):
+    """A review's find: "green" and " green " each superseded the one before. A new spelling
+    ("McDonald" after "mcdonald") is kept: case can be what the user corrected."""
     said, = append(principal, "Remember: my favorite color is green.", **CTX)
     first = _propose(principal, said.pk, "favorite_color", "green", type="preference")
-    for value in ("Green", " green ", "GREEN."):
+    for value in (" green ", "green.", "green  "):
         again = _propose(principal, said.pk, "favorite_color", value, type="preference")
         assert (again.accepted, again.created, again.node.pk) == (True, False, first.node.pk), value
     assert Node.objects.filter(key="favorite_color").count() == 1
+    _propose(principal, said.pk, "surname", "mcdonald")
+    assert _propose(principal, said.pk, "surname", "McDonald").superseded_id is not None
+    assert _active("surname") == ["McDonald"]
     for value in ("C++", "C#"):  # marks that make another value are no spacing
         assert _propose(principal, said.pk, "favorite_language", value, type="preference").created
     assert _active("favorite_language") == ["C#"]
@@ -207,3 +201,59 @@ def test_an_agent_s_住址_takes_capture_s_home_and_a_later_move_still_replaces_
     capture()
     moved, = Node.objects.filter(key="home", status="active")
     assert (moved.value_json, moved.scope, moved.supersedes_id) == ({"lives": "上海"}, "user", agent.node.pk)
+
+
+def test_a_memory_stored_under_the_key_as_sent_is_still_read_and_forgotten_by_it(agent_client, principal):
+    """A review's find: a node stored as fav_color before keys were spelled one way answered 404
+    to memory_get {key: fav_color}, and a forget by that key deleted nothing."""
+    old = make_node(principal, user_id="u1", workspace_id="w1", type="preference", key="fav_color",
+                    value_json="teal", title="teal")
+    found = agent_client.post("/api/v1/memory/get", {**CTX, "key": "fav_color"}, format="json")
+    assert (found.status_code, found.json()["id"]) == (200, old.pk)
+    searched = agent_client.post("/api/v1/memory/search", {**CTX, "key": "fav_color"}, format="json").json()
+    assert [item["id"] for item in searched["exact"]] == [old.pk]
+    gone = agent_client.post("/api/v1/memory/forget", {**CTX, "key": "fav_color", "mode": "soft", "reason": "asked",
+                                                       "confirm": True}, format="json")
+    assert gone.status_code == 200 and gone.json()["deleted_ids"] == [old.pk]
+
+
+def test_a_key_an_admin_s_rule_controls_is_never_renamed(principal, admin_principal):
+    """A review's find: an admin's rule for `employer` in domain crm refused every write of it as
+    key_not_in_schema, the default synonym having renamed it to workplace first."""
+    from memory.services.schema_edit import SchemaRuleInput, schema_rule_save
+
+    schema_rule_save(principal=admin_principal, data=SchemaRuleInput(
+        domain="crm", type="fact", key="employer", value_shape="string", cardinality="one", default_scope="user"))
+    said, = append(principal, "Remember: I work for Acme.", **CTX)
+    crm = _propose(principal, said.pk, "employer", "Acme", domain="crm")
+    general = _propose(principal, said.pk, "employer", "Acme")
+    assert crm.accepted and (crm.node.domain, crm.node.key) == ("crm", "employer")
+    assert (general.node.domain, general.node.key) == ("general", "workplace")
+
+
+def test_memory_get_answers_one_value_per_domain_as_before(agent_client, principal):
+    said, = append(principal, "Remember: my name is Ann.", **CTX)
+    ann = _propose(principal, said.pk, "name", "Ann")
+    _propose(principal, said.pk, "name", "Apollo", domain="project", scope="workspace")
+    found = agent_client.post("/api/v1/memory/get", {**CTX, "key": "name", "domain": "general"}, format="json")
+    assert (found.status_code, found.json()["id"]) == (200, ann.node.pk)
+    either = agent_client.post("/api/v1/memory/get", {**CTX, "key": "name"}, format="json")
+    assert either.status_code == 200  # one value of each domain: each its own fact, precedence picks
+
+
+def test_the_migration_respells_stored_favorites_and_audits_each(principal):
+    """A breaker's find: a favorite stored as fav_color before stayed active beside the
+    favorite_color a new write made of it."""
+    said, = append(principal, "Remember: my favorite color is teal.", **CTX)
+    old = make_node(principal, user_id="u1", type="preference", key="fav_color", value_json="teal", title="teal")
+    kept = make_node(principal, user_id="u2", type="preference", key="favourite_colour", value_json="red", title="r")
+    make_node(principal, user_id="u2", type="preference", key="favorite_color", value_json="blue", title="b")
+    with scopes_disabled():
+        import_module("memory.migrations.0030_favorite_key_spelling").respell(apps, None)
+    old.refresh_from_db()
+    kept.refresh_from_db()
+    assert (old.key, kept.key) == ("favorite_color", "favourite_colour")  # u2 holds both: left for an editor
+    event = AuditEvent.objects.get(event_type="memory.node.updated", node_id=old.pk)
+    assert event.payload["before"] == {"key": "fav_color"} and event.payload["after"] == {"key": "favorite_color"}
+    newer = _propose(principal, said.pk, "fav_colour", "navy", type="preference")
+    assert newer.superseded_id == old.pk and sorted(_active("favorite_color")) == ["blue", "navy"]

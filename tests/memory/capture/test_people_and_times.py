@@ -196,8 +196,8 @@ def test_a_time_word_says_how_long_only_its_own_part_of_the_sentence_lasts(text,
     ("My favorite season is spring", [("favorite_season", "spring")]),
     ("My favorite dessert is pudding", [("favorite_dessert", "pudding")]),
     ("My favorite dish is fried chicken", [("favorite_dish", "fried chicken")]),
-    ("我最喜欢的颜色是红色的", [("favorite_颜色", "红色")]),
-    ("我最喜欢的运动是游泳", [("favorite_运动", "游泳")]),
+    ("我最喜欢的颜色是红色的", [("favorite_color", "红色")]),
+    ("我最喜欢的运动是游泳", [("favorite_sport", "游泳")]),
 ])
 def test_a_favorite_is_which_one_not_how_it_is(text, expected):
     assert said(text) == expected

@@ -1068,7 +1068,7 @@ def test_a_window_plans_at_most_plan_max_memories_and_says_it_stopped():
 
 @pytest.mark.parametrize("text,old_value,new_value,key", [
     ("Actually, my favorite color is green now.", "blue", "green", "favorite_color"),
-    ("不对，我最喜欢的颜色是绿色", "蓝色", "绿色", "favorite_颜色"),
+    ("不对，我最喜欢的颜色是绿色", "蓝色", "绿色", "favorite_color"),
 ])
 def test_a_new_favorite_supersedes_the_old_one_of_the_same_kind(text, old_value, new_value, key):
     """"Remember that my favorite color is blue", later "…green now": both stayed active and were
