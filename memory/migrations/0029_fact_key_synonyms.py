@@ -1,5 +1,5 @@
 """Give existing teams the key synonyms of the facts capture writes (home_city → home, employer →
-workplace, job → occupation, allergies → allergy; memory.schema_defaults.FACT_SYNONYMS), which new
+workplace, job_title → occupation, allergies → allergy; memory.schema_defaults.FACT_SYNONYMS), which new
 teams get when they are created.
 
 A team keeps what it has: a synonym is not added where the team already has that synonym in any

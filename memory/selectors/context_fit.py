@@ -51,7 +51,7 @@ def _share(item: Item) -> str:
 
 def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | None = None) -> tuple[list[Item], list[Dropped]]:
     """Fill the block in two passes over the candidates (in fill priority order), after the
-    pinned instructions and critical constraints (_critical), which go in first.
+    critical constraints and then the pinned instructions (_first), which go in first.
 
     First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
     its line break), so that no layer crowds out the others — in particular the query's
@@ -121,6 +121,7 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             if item.section == "recent_messages":
                 window_limit = limit
             drop(item, limit)
+
     def summary_excerpt(item: Item) -> Item | None:
         """The summary cut to the room left, if that is at least SUMMARY_EXCERPT_MIN characters."""
         probe = replace(item, text="")
