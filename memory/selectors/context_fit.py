@@ -98,13 +98,15 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     # whatever their section's share: under a budget of 60 characters a newcomer's block held a
     # session note and left the anaphylaxis out; under 300 a review's left a 75-character
     # instruction out (its share was 75) while other layers filled 297. The constraint comes
-    # before the instructions: a long instruction must not take its room.
+    # before the instructions: a long instruction must not take its room. The shares divide what
+    # the instructions leave.
     for item in [item for item in candidates if _critical(item)] + [
             item for item in candidates if not _critical(item) and _first(item)]:
-        if (limit := try_add(item)) is None:
-            used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
-        else:
+        if (limit := try_add(item)) is not None:
             drop(item, limit)
+        elif _critical(item):
+            used[_share(item)] = used.get(_share(item), 0) + len(item.text) + 1
+    room = max_chars - sum(len(item.text) + 1 for item in chosen if not _critical(item))
     for item in candidates:
         if _first(item):
             continue
@@ -112,7 +114,7 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
         cost = len(item.text) + 1
         if item.section == "recent_messages" and (window_limit or held_back and held_back[-1].section == share):
             held_back.append(item)
-        elif used.get(share, 0) + cost > SECTION_SHARES[share] * max_chars or (
+        elif used.get(share, 0) + cost > SECTION_SHARES[share] * room or (
                 item.after is not None and any(held.kind == "message" and held.obj.pk == item.after for held in held_back)):
             held_back.append(item)
         elif (limit := try_add(item)) is None:
@@ -133,23 +135,19 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
             room = min(room, cap - layer_used.get(item.layer, 0))
         return replace(item, text=excerpt(item.text, room)) if room >= SUMMARY_EXCERPT_MIN else None
 
-    too_long: tuple[Item, str] | None = None  # the summary, whole, did not fit
-    for item in held_back:
+    # A summary held back by its share goes in after the other items held back, whole or cut to
+    # what they left: a rule summary of a long talk (1,499 characters) never fitted a block of
+    # 1,200 and was left out every call, and put in at its rank it pushed out recent messages.
+    summary = next((item for item in held_back if item.section == "summary"), None)
+    for item in [item for item in held_back if item is not summary] + ([summary] if summary else []):
         if item.section == "recent_messages" and window_limit:
             drop(item, window_limit)
         elif (limit := try_add(item)) is not None:
-            if item.section == "summary":
-                too_long = item, limit
+            if item is summary and (cut := summary_excerpt(item)) is not None and try_add(cut) is None:
                 continue
             drop(item, limit)
             if item.section == "recent_messages":
                 window_limit = limit
-    # A summary longer than the room left goes in cut to what the rest left: a rule summary of
-    # a long talk (1,499 characters) never fitted a block of 1,200 and was left out every call.
-    if too_long is not None:
-        summary, limit = too_long
-        if (cut := summary_excerpt(summary)) is None or try_add(cut) is not None:
-            drop(summary, limit)
     return chosen, dropped
 
 

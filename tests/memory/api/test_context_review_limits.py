@@ -85,3 +85,17 @@ def test_a_cut_summary_takes_only_what_the_other_items_left(principal, agent_cli
     summary = body["block"].split("[Conversation summary]\n")[1].split("\n\n")[0]
     assert summary.startswith("Kitchen renovation notes.") and summary.endswith("…")
     assert len(body["block"]) <= 1200
+
+
+def test_long_instructions_leave_the_shares_of_what_is_left_and_the_summary_gives_way(principal, admin_client,
+                                                                                   agent_client):
+    """A breaker's find: 765 characters of instructions placed first left the summary's share of
+    the whole block, so a 350-character summary went in whole and no recent message did."""
+    assert admin_client.put("/api/v1/instructions", {"text": "Be kind. " * 85}, format="json").status_code == 200
+    append(principal, *(f"turn {index} about the garden" for index in range(30)), **CTX)
+    summary_append(principal=principal, data=SummaryInput(session=SessionRef("s1", "w1", "u1"),
+                                                          summary="Garden talk: " + "roses and tulips, " * 19))
+    body = context(agent_client, query="what next?", max_chars=1200)
+    assert body["block"].startswith("[Instructions]\nBe kind.") and len(body["block"]) <= 1200
+    assert "user: turn 29 about the garden" in body["block"]
+    assert "[Conversation summary]" in body["block"]  # cut to what the recent window left, or whole
