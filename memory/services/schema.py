@@ -136,14 +136,13 @@ def schema_normalize(
     key = node.get("key")
     rules = list(SchemaRule.objects.filter(team=team, domain=domain)) if isinstance(domain, str) else []
     controlled = {item.key for item in rules}  # never renamed: an admin's rule for `employer` keeps it
-    if isinstance(key, str) and key and key not in controlled and key_spelling(key) != key:
-        node["key"] = key_spelling(key)
-        result.notes.append(f"key {key} → {node['key']}")
-        key = node["key"]
     if isinstance(key, str) and key and key not in controlled and isinstance(domain, str):
-        synonym = (
-            KeySynonym.objects.filter(team=team, domain__in=[domain, ""], synonym=key).order_by("-domain").first()
-        )
+        synonym = _write_synonym(team, domain, key)
+        if synonym is None and key_spelling(key) != key:  # the team's own synonym of the key as sent comes first
+            node["key"] = key_spelling(key)
+            result.notes.append(f"key {key} → {node['key']}")
+            key = node["key"]
+            synonym = None if key in controlled else _write_synonym(team, domain, key)
         if synonym is not None:
             node["key"] = key = synonym.key
             result.notes.append(f"key {synonym.synonym} → {synonym.key}")
@@ -169,6 +168,21 @@ def schema_normalize(
         result.notes.append(f"scope user → workspace (an inferred {node_type} belongs to the project)")
     result.problem = _problem(team, node, rules, rule, explicit=explicit)
     return result
+
+
+def _write_synonym(team: Team, domain: str, key: str) -> KeySynonym | None:
+    """The synonym a write of `key` in `domain` follows: the domain's own, else every domain's."""
+    return KeySynonym.objects.filter(team=team, domain__in=[domain, ""], synonym=key).order_by("-domain").first()
+
+
+def _read_synonym(team: Team, domain: str, key: str) -> str | None:
+    """The key a lookup of `key` follows: the domain's synonym (or every domain's); without a
+    domain, the one key every domain that has a synonym `key` agrees on."""
+    synonyms = KeySynonym.objects.filter(team=team, synonym=key)
+    targets = {item.domain: item.key for item in (synonyms.filter(domain__in=[domain, ""]) if domain else synonyms)}
+    if domain and domain in targets:
+        return targets[domain]
+    return next(iter(targets.values())) if len(set(targets.values())) == 1 else None
 
 
 def _problem(team: Team, node: dict[str, Any], rules: list[SchemaRule], rule: SchemaRule | None, *, explicit: bool):
@@ -237,17 +251,18 @@ def schema_terms(*, team: Team, domain: str, key: str, value: Any = None, has_va
     """The controlled key and value for a lookup (get, search, forget) in the words a
     proposal would use: fav_colour → favorite_color, disliked_ingredient → avoid_ingredient,
     少辣 → {"spicy": "low"}.
-    Without a domain, a synonym applies when every domain that has it agrees."""
+    Without a domain, a synonym applies when every domain that has it agrees. A key a schema rule
+    controls (in `domain`, or without one in any domain) is looked up as it is: an admin's
+    `residence` in a tax domain is not the `home` a default synonym makes of it elsewhere."""
     if not key:
         return key, value
-    key = key_spelling(key)
-    synonyms = KeySynonym.objects.filter(team=team, synonym=key)
-    synonyms = synonyms.filter(domain__in=[domain, ""]) if domain else synonyms
-    targets = {item.domain: item.key for item in synonyms}
-    if domain and domain in targets:
-        key = targets[domain]
-    elif len(set(targets.values())) == 1:
-        key = next(iter(targets.values()))
+    rules = SchemaRule.objects.filter(team=team, **({"domain": domain} if domain else {}))
+    if not rules.filter(key=key).exists():
+        target = _read_synonym(team, domain, key)
+        if target is None and key_spelling(key) != key and not rules.filter(key=key_spelling(key)).exists():
+            key = key_spelling(key)
+            target = _read_synonym(team, domain, key)
+        key = target or key
     if has_value and isinstance(value, str):
         rules = ValueRule.objects.filter(team=team, key__in=[key, ""])
         mapped = _map_value(value, list(rules.filter(domain=domain) if domain else rules))

@@ -17,6 +17,7 @@ from django_scopes import scopes_disabled
 
 from memory.key_spelling import favorite_key, key_spelling
 from memory.models import AuditEvent, KeySynonym, Node
+from memory.services.nodes import node_supersede, supersede_input
 from memory.services.proposals import Proposal, proposal_apply
 from tests.helpers import append, make_node
 from tests.memory.capture.test_twins import capture
@@ -257,3 +258,55 @@ def test_the_migration_respells_stored_favorites_and_audits_each(principal):
     assert event.payload["before"] == {"key": "fav_color"} and event.payload["after"] == {"key": "favorite_color"}
     newer = _propose(principal, said.pk, "fav_colour", "navy", type="preference")
     assert newer.superseded_id == old.pk and sorted(_active("favorite_color")) == ["blue", "navy"]
+
+
+def test_a_team_s_own_synonym_of_a_fav_key_comes_before_the_spelling(agent_client, principal, team):
+    """A breaker's find: the team's synonym fav_drink → usual_drink was never followed once keys
+    were respelled first, so a forget by fav_drink deleted nothing."""
+    KeySynonym.objects.create(team=team, domain="", synonym="fav_drink", key="usual_drink")
+    said, = append(principal, "Remember: I usually drink coffee.", **CTX)
+    written = _propose(principal, said.pk, "fav_drink", "coffee")
+    assert written.node.key == "usual_drink" and "key fav_drink → usual_drink" in written.notes
+    found = agent_client.post("/api/v1/memory/get", {**CTX, "key": "fav_drink"}, format="json")
+    assert (found.status_code, found.json()["id"]) == (200, written.node.pk)
+    gone = agent_client.post("/api/v1/memory/forget", {**CTX, "key": "fav_drink", "mode": "hard", "reason": "asked",
+                                                       "confirm": True}, format="json")
+    assert gone.json()["deleted_ids"] == [written.node.pk]
+
+
+def test_a_forget_by_a_key_a_rule_controls_does_not_follow_a_default_synonym(agent_client, principal,
+                                                                             admin_principal):
+    """A breaker's find: with an admin's rule tax/fact/residence, a forget of `residence` without a
+    domain followed the default synonym residence → home and deleted the user's home too."""
+    from memory.services.schema_edit import SchemaRuleInput, schema_rule_save
+
+    schema_rule_save(principal=admin_principal, data=SchemaRuleInput(domain="tax", type="fact", key="residence"))
+    said, = append(principal, "Remember: I live in Berlin and I am tax resident in Ireland.", **CTX)
+    home = _propose(principal, said.pk, "home", "Berlin")
+    tax = _propose(principal, said.pk, "residence", "Ireland", domain="tax")
+    assert (tax.node.key, tax.node.domain) == ("residence", "tax")
+    gone = agent_client.post("/api/v1/memory/forget", {**CTX, "key": "residence", "mode": "soft", "reason": "asked",
+                                                       "confirm": True}, format="json")
+    assert gone.json()["deleted_ids"] == [tax.node.pk]
+    assert _active("home") == ["Berlin"] and home.node.pk in set(Node.objects.filter(status="active").values_list(
+        "pk", flat=True))
+
+
+def test_the_migration_keeps_controlled_keys_applies_synonyms_and_renames_chains_whole(principal, admin_principal):
+    from memory.services.schema_edit import SchemaRuleInput, schema_rule_save
+
+    schema_rule_save(principal=admin_principal, data=SchemaRuleInput(domain="crm", type="preference",
+                                                                      key="favorite_colors"))
+    controlled = make_node(principal, user_id="u1", type="preference", domain="crm", key="favorite_colors",
+                           value_json="teal", title="teal")
+    cuisine = make_node(principal, user_id="u1", type="preference", domain="生活技能", key="fav_cuisine",
+                        value_json="川菜", title="川菜", category_path=["生活技能", "做饭"])
+    teal = make_node(principal, user_id="u3", type="preference", key="fav_color", value_json="teal", title="teal")
+    red = node_supersede(principal=principal, old_node_id=teal.pk,
+                         data=supersede_input(teal, {"value_json": "red", "title": "red"}, {}))
+    make_node(principal, user_id="u3", type="preference", key="favorite_color", value_json="blue", title="blue")
+    with scopes_disabled():
+        import_module("memory.migrations.0030_favorite_key_spelling").respell(apps, None)
+    keys = dict(Node.objects.filter(pk__in=[controlled.pk, cuisine.pk, teal.pk, red.pk]).values_list("pk", "key"))
+    assert keys == {controlled.pk: "favorite_colors", cuisine.pk: "preferred_cuisine",
+                    teal.pk: "fav_color", red.pk: "fav_color"}  # u3's chain collides: left whole
