@@ -143,6 +143,16 @@ def sweep_without_a_beat() -> None:
     threading.Thread(target=_sweep_detached, daemon=True, name="capture-sweep").start()
 
 
+def background_join(timeout: float = 60.0) -> None:
+    """Wait, at most `timeout` seconds in all, for this process's capture threads (enqueue's and
+    the sweep's) to finish. A command that exits while one holds a job's lease leaves the job
+    pending for the lease's 5 minutes: `make run`'s demo reported "0 done, 1 pending"."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread.name.startswith("capture-") and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
 def _sweep_detached() -> None:
     from memory.capture.jobs import jobs_sweep
 

@@ -8,6 +8,7 @@ from django_scopes import scopes_disabled
 
 from config.celery import app as celery_app
 from memory.capture.jobs import jobs_sweep
+from memory.capture.triggers import background_join
 from memory.capture_models import CaptureJob, JobStatus
 from memory.services.maintenance import statistics_refresh
 
@@ -20,6 +21,7 @@ class Command(BaseCommand):
                             help="only sessions quiet at least this long (default 0: all)")
 
     def handle(self, *args, **options):
+        background_join()  # a job an agent's request started on a thread here finishes first
         with scopes_disabled():
             done_before = CaptureJob.objects.filter(status=JobStatus.DONE).count()
         total = {"created": 0, "due": 0, "queued": 0}

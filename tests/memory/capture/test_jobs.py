@@ -283,6 +283,30 @@ def test_without_a_broker_a_job_never_holds_up_the_agents_call(monkeypatch, sett
     assert len(started) == 2
 
 
+def test_capture_run_waits_for_the_capture_threads_of_its_process():
+    """`make run`'s demo reported "0 done, 1 pending" on a loaded machine: the replay's request had
+    started the sweep on a thread, which held a job's lease when the command exited, so the job
+    waited out the lease's 5 minutes. capture_run joins such threads first (background_join)."""
+    import threading
+    import time
+
+    from memory.capture import triggers
+
+    finished = []
+    thread = threading.Thread(target=lambda: (time.sleep(0.3), finished.append(True)), name="capture-sweep")
+    other = threading.Thread(target=time.sleep, args=(5,), name="not-capture", daemon=True)
+    thread.start()
+    other.start()
+    started = time.monotonic()
+    triggers.background_join(timeout=3)
+    assert finished == [True] and time.monotonic() - started < 3  # its own threads only
+    late = threading.Thread(target=time.sleep, args=(5,), name="capture-9", daemon=True)
+    late.start()
+    started = time.monotonic()
+    triggers.background_join(timeout=0.2)
+    assert time.monotonic() - started < 1  # bounded
+
+
 def test_a_job_merges_the_twins_in_its_conversations_own_memory(principal):
     here = {"scope": "session", "type": "task", **CTX}
     kept = make_node(principal, **here, title="Book the dentist")
