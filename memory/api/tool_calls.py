@@ -9,7 +9,6 @@ exception handler (memory.api.errors.exception_handler) turns any of them into t
 shape `{"error": {"code", "message", "fields"?}}` with its HTTP status.
 """
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,10 +22,9 @@ from memory.api import context_serializers as cs
 from memory.api import governance_serializers as g
 from memory.api import serializers as s
 from memory.api.base import owner_of, session_ref
-from memory.errors import Conflict, NotFound
 from memory.selectors.context import ContextRequest, context_build
 from memory.selectors.nodes import node_get, node_of_owner
-from memory.selectors.query import MemoryQuery, ValueFilter, memory_query
+from memory.selectors.query import MemoryQuery, ValueFilter, memory_get_by_key, memory_query
 from memory.services.forgetting import ForgetSelector, memory_forget
 from memory.services.proposals import Proposal, proposal_apply
 
@@ -150,29 +148,9 @@ def _get(principal: Principal, data) -> ToolAnswer:
         node = node_of_owner(principal=principal, node_id=data["id"], owner=owner_of(data))
     else:
         query = memory_query_from({**data, "scopes": [data["scope"]] if data.get("scope") else [],
-                                   "types": [data["type"]] if data.get("type") else [], "limit": GET_SEVERAL + 1})
-        found = memory_query(principal=principal, query=query).exact
-        if not found:
-            raise NotFound("no active node with that key")
-        node = found[0]
-        several = [other for other in found if (other.domain, other.type) == (node.domain, node.type)]
-        if len(several) > 1:  # values of one fact; one per domain or type is each its own fact
-            raise _several(several)
+                                   "types": [data["type"]] if data.get("type") else []})
+        node = memory_get_by_key(principal=principal, query=query)
     return ToolAnswer(s.NodeOutSerializer(node).data)
-
-
-GET_SEVERAL = 10  # values a memory_get by key lists when the key holds more than one
-
-
-def _several(found: list) -> Conflict:
-    """409 for a key that holds several active values of one domain and type (an allergy per
-    food): answering one of them would hide the rest from an agent checking what the user may
-    not eat."""
-    values = [f"{node.pk}: {json.dumps(node.value_json, ensure_ascii=False)[:80]}" for node in found[:GET_SEVERAL]]
-    more = ", …" if len(found) > GET_SEVERAL else ""
-    return Conflict(f"key {found[0].key} holds {'more than ' if more else ''}{min(len(found), GET_SEVERAL)} active "
-                    f"values ({'; '.join(values)}{more}): read them all with memory_search and this key",
-                    code="several_values")
 
 
 def _propose(principal: Principal, data) -> ToolAnswer:

@@ -207,7 +207,7 @@ class MemorySearchView(TeamAPIView):
 
 class MemoryGetView(TeamAPIView):
     """memory_get: one node by id, or the active node for an exact key (and value); 409
-    several_values when the key holds more than one (tool_calls._several)."""
+    several_values when the key holds more than one (memory.selectors.query.memory_get_by_key)."""
 
     required_right = "read"
     replays = False

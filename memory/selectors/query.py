@@ -9,6 +9,7 @@
 Filters (scopes, domain, category prefix, types, tags, entities) restrict both lists.
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import groupby
@@ -22,7 +23,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory import limits
 from memory.embedding_models import Embedding
-from memory.errors import InvalidInput
+from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Node, NodeStatus, NodeType, Scope, Session
 from memory.search.concepts import query_concepts
 from memory.search.engine import ConceptQuery, Scored, concept_found, rank
@@ -387,3 +388,26 @@ def memory_query(
         omitted=omitted[:OMITTED_MAX],
         matched=matched,
     )
+
+
+GET_SEVERAL = 10  # values memory_get_by_key lists when the key holds more than one
+
+
+def memory_get_by_key(*, principal: Principal, query: MemoryQuery) -> Node:
+    """The active node for `query.key` (R-TOOLS memory_get), after conflicts and precedence.
+
+    Raises NotFound when none is active, and Conflict `several_values` (409) when several
+    active values share the first one's domain and type (an allergy per food): answering one
+    would hide the rest from an agent checking what the user may not eat. One value per domain
+    or type is each its own fact: the first by precedence is answered."""
+    found = memory_query(principal=principal, query=replace(query, limit=GET_SEVERAL + 1)).exact
+    if not found:
+        raise NotFound("no active node with that key")
+    several = [node for node in found if (node.domain, node.type) == (found[0].domain, found[0].type)]
+    if len(several) > 1:
+        values = [f"{node.pk}: {json.dumps(node.value_json, ensure_ascii=False)[:80]}" for node in several[:GET_SEVERAL]]
+        more = ", …" if len(several) > GET_SEVERAL else ""
+        raise Conflict(f"key {found[0].key} holds {'more than ' if more else ''}{min(len(several), GET_SEVERAL)} active "
+                       f"values ({'; '.join(values)}{more}): read them all with memory_search and this key",
+                       code="several_values")
+    return found[0]

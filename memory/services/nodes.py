@@ -184,10 +184,6 @@ def node_create(*, principal: Principal, data: NodeInput, reason: str = "") -> N
     return node
 
 
-def _spaced(value: str) -> str:
-    return " ".join(value.split()).removesuffix(".").removesuffix("。")
-
-
 def _same_text(left: str, right: str) -> bool:
     return note_text(left) == note_text(right)
 
@@ -209,18 +205,6 @@ def slot_holders(principal: Principal, data: NodeInput):
         slot=conflict_slot(key=data.key, value=data.value_json, cardinality=data.cardinality,
                            title=data.title, content=data.content),
     )
-
-
-def is_identical(node: Node, data: NodeInput) -> bool:
-    """Same value (keyed; a string value with spacing and a closing full stop aside, so " green "
-    and "green." repeat "green", while "Green" or "McDonald" is a new spelling to keep), or the
-    same title and content as notes are compared (keyless; node_input.note_text: case, spacing
-    and the marks that only punctuate aside)."""
-    if data.key:
-        if isinstance(node.value_json, str) and isinstance(data.value_json, str):
-            return _spaced(node.value_json) == _spaced(data.value_json)
-        return node.value_hash == value_hash(data.value_json)
-    return _same_text(node.title, data.title) and _same_text(node.content, data.content)
 
 
 def descriptive_changes(node: Node, data: NodeInput, *, as_notes: bool = True) -> dict[str, Any]:

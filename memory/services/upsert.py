@@ -44,7 +44,6 @@ from memory.services.nodes import (
     bind_sources,
     descriptive_changes,
     insert_node,
-    is_identical,
     lock_sessions,
     owner_columns,
     slot_holders,
@@ -144,6 +143,22 @@ def _upsert_once(principal: Principal, data: NodeInput, *, reason: str, on_confl
         payload={"node": node_snapshot(node), "source_message_ids": list(data.source_message_ids)},
     )
     return UpsertResult(node=node, created=True, changed=True)
+
+
+def is_identical(node: Node, data: NodeInput) -> bool:
+    """Same value (keyed; a string value with spacing and a closing full stop aside, so " green "
+    and "green." repeat "green", while "Green" or "McDonald" is a new spelling to keep), or the
+    same title and content as notes are compared (keyless; node_input.note_text: case, spacing
+    and the marks that only punctuate aside)."""
+    if data.key:
+        if isinstance(node.value_json, str) and isinstance(data.value_json, str):
+            return _spaced(node.value_json) == _spaced(data.value_json)
+        return node.value_hash == value_hash(data.value_json)
+    return note_text(node.title) == note_text(data.title) and note_text(node.content) == note_text(data.content)
+
+
+def _spaced(value: str) -> str:
+    return " ".join(value.split()).removesuffix(".").removesuffix("。")
 
 
 def keyed_holder(principal: Principal, data: NodeInput) -> Node | None:
