@@ -23,7 +23,8 @@ Sections of the rendered block, in display order, with the layer each belongs to
                                   from the user's other sessions, and in a new session; each
                                   with the turn that followed it, indented beneath (`  ↳ …`)
 L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlier message
-with the same text as a recent or better-ranked one is shown once.
+with the same text as a recent or better-ranked one is shown once, and so is a memory whose
+line says what a memory placed before it says (two keys, one value: omitted as `same_text`).
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
 Items are placed in priority order — L0, L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
@@ -66,6 +67,7 @@ from memory.selectors.context_items import (
 )
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
+from memory.search.text import normalize
 from memory.selectors.rows import prefetch_source_links
 from memory.validation import context_time_zone
 
@@ -146,16 +148,37 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
     # Fill priority: L4, L1, L2 (preferences, then profile and corrections), the summary, L5
     # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2, "profile": 3, "corrections": 4}
-    gathered.candidates = parts.foundation + parts.working + sorted(defaults, key=lambda item: priority[item.section])
+    gathered.candidates = _said_once(
+        parts.foundation + parts.working + sorted(defaults, key=lambda item: priority[item.section]), gathered)
     if parts.summary is not None:
         gathered.candidates.append(Item("summary", "summary", parts.summary, one_line(parts.summary.summary), "summary"))
-    gathered.candidates += hits
+    gathered.candidates += _said_once(hits, gathered)
     # The window as gathered: the last recent_messages turns, or a few more a summary gives way to.
     recent = parts.recent if budget.recent_messages > 0 else []
     gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
-    gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": sum(1 for item in hits if item.after is None),
+    gathered.counts = {"default_nodes": sum(1 for item in gathered.candidates if item.kind == "node" and item.layer != "L5"),
+                       "retrieval_hits": sum(1 for item in gathered.candidates if item.layer == "L5" and item.after is None),
                        "recent_messages": len(recent)}
     return gathered
+
+
+def _said_once(items: list[Item], gathered: _Gathered) -> list[Item]:
+    """`items` without the memories whose line says what a memory's line before them says, in
+    `gathered.candidates` or earlier in `items` (the same up to case, width and script:
+    memory.search.text.normalize). Two keys holding one value ("taste" and "diet_style", both
+    "- 喜欢清淡") were shown twice; the first in fill priority stays, the others are omitted as
+    `same_text`."""
+    said = {normalize(item.text) for item in gathered.candidates if item.kind == "node"}
+    kept = []
+    for item in items:
+        if item.kind == "node":
+            line = normalize(item.text)
+            if line in said:
+                gathered.omitted.append(Omission(item.obj.pk, "same_text"))
+                continue
+            said.add(line)
+        kept.append(item)
+    return kept
 
 
 def _parts(principal: Principal, request: ContextRequest, session: Session | None, budget: Budget,

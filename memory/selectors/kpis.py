@@ -16,7 +16,7 @@ What each figure means (per day, and for the range in `totals`):
   mean per context call (characters are code points; tokens the ledger's estimate).
 - budget_use: mean of total_chars / the policy's max_chars over calls with pre-injection on.
 - omitted: nodes left out, by reason (expired, superseded, low_confidence, conflict_lost,
-  over_limit).
+  over_limit, layer_disabled, same_text).
 - latency_ms: p50 and p95 by the nearest-rank method over at most
   limits.KPI_LATENCY_ROWS_PER_DAY calls a day (the day's first); `capped` says a day had more.
 - feedback: over context calls the agent reported on (POST /retrievals/{id}/feedback):

@@ -98,7 +98,7 @@ class MemoryQuery:
 @dataclass(frozen=True)
 class Omission:
     node_id: int
-    reason: str  # expired | superseded | low_confidence | conflict_lost | over_limit
+    reason: str  # expired | superseded | low_confidence | conflict_lost | over_limit | layer_disabled | same_text
 
 
 @dataclass

@@ -34,6 +34,7 @@ def explain_omission(reason: str, node_id: int) -> str:
         "conflict_lost": "another memory with the same key takes precedence",
         "over_limit": "left out to stay within the budget",
         "layer_disabled": "its layer is switched off by the budget policy",
+        "same_text": "another memory in the block says the same",
     }.get(reason, reason)
 
 

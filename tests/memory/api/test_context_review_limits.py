@@ -99,3 +99,31 @@ def test_long_instructions_leave_the_shares_of_what_is_left_and_the_summary_give
     assert body["block"].startswith("[Instructions]\nBe kind.") and len(body["block"]) <= 1200
     assert "user: turn 29 about the garden" in body["block"]
     assert "[Conversation summary]" in body["block"]  # cut to what the recent window left, or whole
+
+
+def test_two_memories_that_say_the_same_are_shown_once(principal, agent_client):
+    """A find of the demo: two keys holding one value ("taste" and "diet_style", both 喜欢清淡)
+    put `- 喜欢清淡` twice in the block; one is omitted as same_text, wherever it comes
+    from (a standing layer or the query's hits), up to case and script."""
+    first = make_node(principal, scope="session", workspace_id="w1", user_id="u1", session_id="s1",
+                      type="preference", key="taste", value_json="喜欢清淡", title="喜欢清淡")
+    second = make_node(principal, scope="session", workspace_id="w1", user_id="u1", session_id="s1",
+                       type="preference", key="diet_style", value_json="喜歡清淡", title="喜歡清淡")
+    other = make_node(principal, scope="session", workspace_id="w1", user_id="u1", session_id="s1",
+                      type="preference", key="spice", value_json="不吃辣", title="不吃辣")
+    for query in ("", "清淡"):
+        body = context(agent_client, query=query)
+        lines = body["block"].splitlines()
+        assert sum(1 for line in lines if line in ("- 喜欢清淡", "- 喜歡清淡")) == 1, body["block"]
+        assert "- 不吃辣" in lines
+        # the first in fill priority stays: a layer lists its newest first
+        assert {"node_id": first.pk, "reason": "same_text"} in body["omitted"]
+        assert second.pk in body["used_memory_ids"] and other.pk in body["used_memory_ids"]
+        assert first.pk not in body["used_memory_ids"]
+    workspace = make_node(principal, scope="workspace", workspace_id="w1", type="fact",
+                          title="Dinner is at seven")
+    hit = make_node(principal, scope="user", workspace_id="", user_id="u1", type="fact", title="dinner is at SEVEN")
+    body = context(agent_client, query="when is dinner")
+    assert sum(1 for line in body["block"].lower().splitlines() if line == "- dinner is at seven") == 1
+    assert workspace.pk in body["used_memory_ids"]
+    assert {"node_id": hit.pk, "reason": "same_text"} in body["omitted"]
