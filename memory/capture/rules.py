@@ -197,7 +197,7 @@ class _Plan:
     def _new(self, message: MessageView, finding: Finding, *, marker: str, duration: timedelta | None) -> _Proposal:
         spec = finding.spec
         temporary = duration is not None
-        if spec.project:
+        if spec.project and finding.kind != "task_done":
             scope = WORKSPACE if self.context.workspace_id else SESSION
             where = f"a {spec.type} of the {scope}"
         elif temporary:

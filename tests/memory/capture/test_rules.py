@@ -225,6 +225,21 @@ def test_a_task_said_done_supersedes_the_open_task():
     assert (zh["operation"], zh["target_id"], zh["node"]["value_json"]["status"]) == ("supersede", 10, "done")
 
 
+@pytest.mark.parametrize("text,task", [
+    ("我完成了心理治疗的疗程，终于不再失眠了。", "心理治疗的疗程"),
+    ("我们合作完成了项目", "项目"),
+    ("Done: quarterly report", "quarterly report"),
+])
+def test_a_done_that_closes_no_open_task_stays_in_the_session(text, task):
+    """A review's find: 我完成了心理治疗的疗程 with no open task became the workspace's done task
+    (user_id empty), injected into another user's context in that workspace. Closing an open
+    workspace task still supersedes it there (above)."""
+    [operation] = extract(text, workspace_id="family")
+    assert brief(operation)[:3] == ("create", "session", "task")
+    assert operation["node"]["value_json"] == {"task": task, "status": "done"}
+    assert not operation["explicit_user_intent"]
+
+
 def test_a_vague_done_with_nothing_open_proposes_nothing():
     extraction = RuleExtractor().extract(context("I just finished this cute little bookmark!"))
     assert extraction.operations == [] and "names no active memory" in extraction.notes[0]
