@@ -320,7 +320,9 @@ def _with_session_evidence(ranked: list[Scored]) -> list[Scored]:
 
 def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[MessageHit]:
     """The hits, those that ask with the next message of their session that is not a system
-    message (one statement for all)."""
+    message (one statement for all). That message is left out, not replaced by a later one,
+    when a forget hid it (memory_forgotten_at, R-STORE): a review found a hard-forgotten answer
+    ("I am flying to Lisbon on June 3rd…") injected beneath the question before it."""
     asking = [hit.message.pk for hit in hits if "?" in normalize(hit.message.content)]
     if not asking:
         return hits
@@ -333,5 +335,5 @@ def _with_followups(hits: list[MessageHit], exclude_ids: set[int]) -> list[Messa
            f"WHERE a.team_id = %s AND m.team_id = %s AND a.id IN ({', '.join(['%s'] * len(asking))})")
     params = [team_id, MessageRole.SYSTEM.value, team_id, team_id, *asking]
     next_of = {lead[0]: message for lead, message in messages_with_sessions(sql, params, lead=1)
-               if message.pk not in exclude_ids}
+               if message.pk not in exclude_ids and message.memory_forgotten_at is None}
     return [replace(hit, followup=next_of.get(hit.message.pk)) for hit in hits]

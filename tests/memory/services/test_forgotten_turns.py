@@ -152,3 +152,22 @@ def test_forgetting_a_user_memory_by_id_takes_its_session_copies_along(principal
                          confirm=True)
     assert set(done.deleted_ids) == {mine, copy} and not Node.objects.filter(pk__in=[mine, copy]).exists()
     assert "芒果" not in build(principal, "我对什么过敏？", owner=other).block
+
+
+@pytest.mark.parametrize("mode", ["soft", "hard"])
+def test_a_forgotten_answer_is_not_shown_beneath_the_question_before_it(principal, mode):
+    """A review's find: the assistant's question was recalled with the user's forgotten answer
+    indented beneath it (`↳ user: I am flying to Lisbon on June 3rd…`); the audit said the turn
+    was hidden. The question may still be recalled, alone: no later turn takes the answer's place."""
+    append(principal, "I finally booked the trip.", **OLD)
+    append(principal, "Nice! Where are you going, and when?", role="assistant", **OLD)
+    answer, = append(principal, "I am flying to Lisbon on June 3rd for my sister's wedding, keep it secret.", **OLD)
+    append(principal, "Wonderful, congratulations to your sister!", role="assistant", **OLD)
+    trip = remember(principal, answer, "Flying to Lisbon on June 3rd for the sister's wedding", type="fact")
+    question = "Where are you going and when?"
+    assert "↳ user: I am flying to Lisbon" in build(principal, question, owner=NEW).block
+    forget(principal, trip, mode)
+    block = build(principal, question, owner=NEW).block
+    assert "Lisbon" not in block and "June 3rd" not in block
+    assert "Where are you going, and when?" in block
+    assert "Where are you going, and when?" in block.splitlines()[-1] and "↳" not in block
