@@ -128,8 +128,13 @@ def _render(request, node: Node, *, status: int = 200, bound=None, action: str =
 
 
 def _correct(principal: Principal, node: Node, form: CorrectForm) -> Done:
+    # The corrected version is what those turns should have given: it cites them too, so that
+    # forgetting the conversation takes it along (a review's find: a typo fix left it with no
+    # source, and it outlived the conversation's hard forget) and Keep for <user> can bind it.
+    cited = list(node.source_links.order_by("position").values_list("message_id", flat=True))
     result = proposal_apply(principal=principal, proposal=Proposal(
-        operation="supersede", target_id=node.pk, node=form.changes(), reason=form.cleaned_data["reason"],
+        operation="supersede", target_id=node.pk, node={"source_message_ids": cited, **form.changes()},
+        reason=form.cleaned_data["reason"],
         # The successor keeps whether the end user stated it; the reviewer's edit does not change that.
         explicit_user_intent=node.explicit, confirm=form.cleaned_data["confirm"],
     ))

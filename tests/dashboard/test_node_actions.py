@@ -50,6 +50,25 @@ def test_editor_corrects_a_node_into_a_new_version_with_the_reason_audited(edito
     assert f"Corrected: #{fact.pk} is superseded by #{successor.pk}." in page
 
 
+def test_a_corrected_version_cites_the_same_turns_and_goes_with_their_conversation(editor_client, principal):
+    """A review's find: a typo fix ("dauhgter") gave a successor with no source message, so a
+    hard forget of the conversation erased the old version and kept the corrected one, which
+    the next context call injected."""
+    from memory.services.forget import session_forget
+    from memory.services.sessions import SessionRef
+
+    said = make_message(principal, "Please remember my daughter is named Emma.", session_id="typo-1",
+                        workspace_id="home", user_id="dana")
+    node = make_node(principal, scope="user", workspace_id="", user_id="dana", title="Dana's dauhgter is Emma",
+                     explicit=True, source_message_ids=[said.pk])
+    post(editor_client, node, "correct", title="Dana's daughter is Emma", content="", value_json="",
+         tags="", reason="typo")
+    successor = Node.objects.get(supersedes=node)
+    assert list(successor.source_links.values_list("message_id", flat=True)) == [said.pk]
+    session_forget(principal=principal, ref=SessionRef("typo-1", "home", "dana"), mode="hard")
+    assert not Node.objects.filter(pk__in=[node.pk, successor.pk]).exists()
+
+
 def test_correct_over_htmx_returns_the_new_versions_fragment_and_pushes_its_url(editor_client, fact):
     response = post(editor_client, fact, "correct", htmx=True, title="Staging server", content="staging-2",
                     value_json='{"host": "s1"}', tags="ops", reason="typo")
