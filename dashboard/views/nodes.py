@@ -177,7 +177,7 @@ def _forget(principal: Principal, node: Node, form: ForgetForm) -> Done:
 def _restore(principal: Principal, node: Node, form: ReasonForm) -> Done:
     restored = node_restore(principal=principal, node_id=node.pk, reason=form.cleaned_data["reason"])
     if restored.pk == node.pk:
-        return Done(f"Restored #{node.pk}: it is active again.", node.pk)
+        return Done(f"Restored #{node.pk}: it is {restored.status} again.", node.pk)
     return Done(f"Restored #{node.pk} as #{restored.pk}, the new current version.", restored.pk)
 
 

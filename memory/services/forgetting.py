@@ -280,7 +280,8 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
     """Undo a soft delete or a supersede of `node_id` (R-STORE); returns the restored node.
 
     deleted → active again (the same node), or superseded again when a newer version replaced
-    it before it was deleted (restore it once more to make it current). superseded → its
+    it before it was deleted (restore it once more to make it current), or expired again when
+    it had expired before it was deleted. superseded → its
     active successor is superseded by a new node with the restored one's fields and sources
     (the chain stays linear). Raises
     NotFound, AccessDenied, Conflict (any other status; the successor is no longer the
@@ -304,6 +305,8 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
                            f"restore or edit that one")
         if Node.objects.filter(team=principal.team, supersedes=node).exists():
             return _undelete_superseded(principal, node, reason=reason)
+        if _status_when_deleted(principal, node) == NodeStatus.EXPIRED:
+            return _undelete_expired(principal, node, reason=reason)
         holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,
                                      session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id,
                                      domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
@@ -329,6 +332,28 @@ def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> No
     recalled = recall_turns(principal=principal, node=node)
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
                  payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
+                          "recalled_messages": recalled})
+    return node
+
+
+def _status_when_deleted(principal: Principal, node: Node) -> str:
+    """The status `node` had when it was last soft-deleted (its audit event), "" if unknown."""
+    event = (AuditEvent.objects.filter(team=principal.team, node_id=node.pk, event_type="memory.node.deleted")
+             .order_by("-pk").first())
+    return (event.payload or {}).get("previous_status", "") if event is not None else ""
+
+
+def _undelete_expired(principal: Principal, node: Node, *, reason: str) -> Node:
+    """A node that had expired before it was deleted goes back to `expired`: restoring undoes
+    the forget, not the expiry (a review's find: Expire, Forget, Restore made it active and
+    injected again)."""
+    node.status = NodeStatus.EXPIRED
+    node.updated_at = timezone.now()
+    node.version += 1
+    node.save(update_fields=["status", "updated_at", "version"])
+    recalled = recall_turns(principal=principal, node=node)
+    audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
+                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.EXPIRED,
                           "recalled_messages": recalled})
     return node
 

@@ -158,6 +158,20 @@ def test_soft_forget_then_restore_bring_the_node_back(editor_client, fact):
     assert events(fact, "memory.node.restored")[0].reason == "mistake"
 
 
+def test_restoring_a_forgotten_expired_memory_brings_it_back_expired(editor_client, fact):
+    """A review's find: Expire, Forget (soft), Restore made the memory active and injected
+    again, and the page said "it is active again"; restoring undoes the forget, not the expiry."""
+    assert post(editor_client, fact, "expire", reason="outdated").status_code == 302
+    assert post(editor_client, fact, "forget", mode="soft", reason="user asked").status_code == 302
+    restored = post(editor_client, fact, "restore", htmx=True, reason="mistake")
+    assert restored.status_code == 200 and f"Restored #{fact.pk}: it is expired again." in restored.content.decode()
+    assert status_of(fact) == NodeStatus.EXPIRED
+    [event] = events(fact, "memory.node.restored")
+    assert event.payload["status"] == NodeStatus.EXPIRED
+    again = post(editor_client, fact, "restore", reason="twice")  # nothing deleted to restore now
+    assert again.status_code == 409 and status_of(fact) == NodeStatus.EXPIRED
+
+
 def test_hard_forget_needs_the_confirmation_word(editor_client, fact):
     for word in ("", "yes", "forgot"):
         response = post(editor_client, fact, "forget", mode="hard", reason="gdpr", confirm_word=word)
