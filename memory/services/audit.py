@@ -118,6 +118,31 @@ def quotes(reason: str, words: list[str]) -> bool:
     return False
 
 
+# Words of a reason that name the memory's owner or the act, not what it said ("the user asked
+# to forget", 用户要求删除): left out when looking for what a reason shares with a memory.
+_REASON_GENERIC = frozenset({"user", "用户", "ask", "forget", "eras", "delet", "remov", "request", "memori",
+                             "remember", "忘记", "删除", "要求", "记住", "记忆", "请求"})
+
+
+def reason_quotes(reason: str, words: list[str]) -> bool:
+    """Whether an audit reason says something of a forgotten memory (`words`: node_words): one
+    of them whole (quotes), or a word or a Chinese bigram of theirs other than the generic ones
+    ("user", 用户, "forget", 删除…; search tokens, so stems: "pregnant" in "erase: she is
+    pregnant (due March)" for "Caroline is pregnant, due in March", 虾过 in "hard erase 虾过敏"
+    for 用户对虾过敏). Errs towards redacting: a hard forget keeps who and when, and why only
+    when the why tells nothing of what was forgotten."""
+    from memory.search.text import query_tokens
+
+    if quotes(reason, words):
+        return True
+
+    def tokens(text: str) -> set[str]:
+        return set(query_tokens(text.replace("用户", " "), None)) - _REASON_GENERIC
+
+    said = tokens(reason)
+    return bool(said) and any(not said.isdisjoint(tokens(word)) for word in words)
+
+
 def audit_redact_node(*, principal: Principal, node_id: int, words: list[str] = ()) -> int:
     """Remove what a node remembered from its earlier audit payloads, and the reasons that quote
     it (`words`: node_words; an agent's "用户说对花生过敏" stayed after a hard forget); returns
@@ -142,7 +167,7 @@ def audit_redact_node(*, principal: Principal, node_id: int, words: list[str] = 
             payload["redacted"] = True
             event.payload = payload
             fields.append("payload")
-        if words and quotes(event.reason, words):
+        if words and reason_quotes(event.reason, words):
             event.reason = FORGOTTEN
             fields.append("reason")
         if fields:

@@ -37,7 +37,7 @@ from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope
 from memory.selectors.nodes import Owner, category_path_prefix_q, owner_session, reach
-from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, quotes
+from memory.services.audit import FORGOTTEN, MERGED_EVENT, audit_merged_into, audit_record, node_words, reason_quotes
 from memory.services.forgotten_repeats import cite_repeats
 from memory.services.forgotten_turns import recall_turns
 from memory.services.idempotency import idempotency_forget_answers
@@ -265,7 +265,7 @@ def memory_forget(
                         workspace_id=selector.owner.workspace_id, repeats=cited.turns.get(node_id, 0))
         if ids:
             audit_record(principal=principal, event_type="memory.forget",
-                         reason=FORGOTTEN if words and quotes(reason, words) else reason,
+                         reason=FORGOTTEN if words and reason_quotes(reason, words) else reason,
                          workspace_id=selector.owner.workspace_id, user_id=selector.owner.user_id,
                          payload={"mode": mode, "count": len(ids), "node_ids": ids, "kept_memories": cited.kept,
                                   "by": "id" if selector.node_id is not None else "selector"})

@@ -14,7 +14,7 @@ from accounts.principal import Principal
 from memory import limits
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Message, Node, NodeSource, NodeStatus, Scope, Session
-from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, quotes
+from memory.services.audit import FORGOTTEN, audit_record, audit_redact_node, node_snapshot, node_words, reason_quotes
 from memory.services.embeddings import embeddings_drop, embeddings_schedule
 from memory.services.forgotten_turns import forget_turns
 from memory.services.node_input import (  # noqa: F401 - callers import the input shape from here too
@@ -431,7 +431,7 @@ def node_delete(
         node.delete()
         audit_record(
             principal=principal, event_type="memory.node.hard_deleted", node_id=node_id, session=session,
-            workspace_id=workspace, user_id=user, reason=FORGOTTEN if quotes(reason, words) else reason,
+            workspace_id=workspace, user_id=user, reason=FORGOTTEN if reason_quotes(reason, words) else reason,
             payload={"mode": "hard", "previous_status": previous, "redacted_events": redacted,
                      "hidden_messages": hidden, "stripped_summaries": summaries, "repeated_messages": repeats,
                      "kept_memories": kept},

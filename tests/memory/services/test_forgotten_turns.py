@@ -171,3 +171,28 @@ def test_a_forgotten_answer_is_not_shown_beneath_the_question_before_it(principa
     assert "Lisbon" not in block and "June 3rd" not in block
     assert "Where are you going, and when?" in block
     assert "Where are you going, and when?" in block.splitlines()[-1] and "↳" not in block
+
+
+@pytest.mark.parametrize("title,reason", [
+    ("Caroline is pregnant, due in March", "erase: she is pregnant (due March)"),
+    ("用户对虾过敏", "hard erase 虾过敏 per parent"),
+    ("User's daughter goes to Lincoln Elementary", "parent asked: remove the school, Lincoln"),
+])
+def test_a_hard_forget_redacts_a_reason_that_says_part_of_the_memory(principal, title, reason):
+    """A review's find: only a reason holding the memory's whole title or content was redacted;
+    "erase: she is pregnant (due March)" stayed beside user caroline in the audit for good."""
+    said, = append(principal, title, **OLD)
+    node_id = remember(principal, said, title, type="fact")
+    memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OLD), node_id=node_id), mode="hard",
+                  reason=reason, confirm=True)
+    reasons = {event.event_type: event.reason for event in AuditEvent.objects.filter(team=principal.team)}
+    assert reasons["memory.forget"] == "[forgotten]" and reasons["memory.node.hard_deleted"] == "[forgotten]"
+
+
+@pytest.mark.parametrize("reason", ["the user asked to forget this", "用户要求删除这条记忆", "GDPR request #4411"])
+def test_a_hard_forget_keeps_a_reason_that_says_nothing_of_the_memory(principal, reason):
+    said, = append(principal, "记住，我对虾过敏", **OLD)
+    node_id = remember(principal, said, "用户对虾过敏", type="constraint")
+    memory_forget(principal=principal, selector=ForgetSelector(owner=Owner(**OLD), node_id=node_id), mode="hard",
+                  reason=reason, confirm=True)
+    assert AuditEvent.objects.get(team=principal.team, event_type="memory.node.hard_deleted").reason == reason
