@@ -29,7 +29,8 @@ line says what a memory placed before it says (two keys, one value: omitted as `
 The whole block — headers, separators, summary — stays within `max_chars` characters.
 Items are placed in priority order — L0, L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
-then into whatever room is left; what does not fit is left out and counted in diagnostics
+then into whatever room is left, the three newest recent messages first (RECENT_FIRST);
+what does not fit is left out and counted in diagnostics
 (nodes also as `over_limit`), each under the limit that left it out (MemoryContext.dropped,
 a warning per limit). An item is never cut: it fits whole or is left out. Recent
 messages stay a contiguous window ending at the newest turn. A message is shown as one line, `role: text` or
@@ -53,6 +54,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory.models import Retrieval, Session
 from memory.ops.metrics import context_observe
+from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
 from memory.selectors.context_fit import LIMITS, Dropped, fit_with_summary, limit_value
@@ -67,7 +69,6 @@ from memory.selectors.context_items import (
 )
 from memory.selectors.nodes import owner_session
 from memory.selectors.query import Omission
-from memory.search.text import normalize
 from memory.selectors.rows import prefetch_source_links
 from memory.validation import context_time_zone
 

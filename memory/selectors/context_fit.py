@@ -24,6 +24,10 @@ class Dropped:
 
 
 SUMMARY_EXCERPT_MIN = 80  # characters of a summary cut to the room left; less is left out
+# The newest turns of the conversation that the second pass places before what the shares held
+# back of the query's hits (SPEC R-CTX: recent messages 3–8): a review's "thanks, talk soon"
+# filled L5 with five earlier turns matching "thank" and "talk" and kept one recent turn of six.
+RECENT_FIRST = 3
 
 LIMITS = ("max_chars", *(f"{layer.lower()}_chars" for layer in LAYERS))  # the order of their warnings
 
@@ -56,7 +60,8 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     First pass: each section may take at most its SECTION_SHARES of max_chars (item text plus
     its line break), so that no layer crowds out the others — in particular the query's
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
-    held back goes in, in the same order, while the whole rendered block still fits. An item
+    held back goes in, in the same order but for the RECENT_FIRST newest turns, which go
+    first, while the whole rendered block still fits. An item
     goes in whole or not at all. Recent messages stay a contiguous window: once one does not
     fit, no older one is placed. A follow-up goes in only beneath its message (held back with
     it). `layer_caps` (the policy's l0_chars … l5_chars) bound the characters of a layer's
@@ -139,7 +144,11 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     # what they left: a rule summary of a long talk (1,499 characters) never fitted a block of
     # 1,200 and was left out every call, and put in at its rank it pushed out recent messages.
     summary = next((item for item in held_back if item.section == "summary"), None)
-    for item in [item for item in held_back if item is not summary] + ([summary] if summary else []):
+    window = [item for item in candidates if item.section == "recent_messages"]  # newest first
+    newest = {id(item) for item in window[:RECENT_FIRST]}
+    first = [item for item in held_back if id(item) in newest]
+    rest = [item for item in held_back if item is not summary and id(item) not in newest]
+    for item in first + rest + ([summary] if summary else []):
         if item.section == "recent_messages" and window_limit:
             drop(item, window_limit)
         elif (limit := try_add(item)) is not None:

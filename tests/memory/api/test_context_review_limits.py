@@ -127,3 +127,21 @@ def test_two_memories_that_say_the_same_are_shown_once(principal, agent_client):
     assert sum(1 for line in body["block"].lower().splitlines() if line == "- dinner is at seven") == 1
     assert workspace.pk in body["used_memory_ids"]
     assert {"node_id": hit.pk, "reason": "same_text"} in body["omitted"]
+
+
+def test_the_newest_turns_go_in_before_the_hits_the_shares_held_back(principal, agent_client):
+    """A review's find on LoCoMo (conv26-s19, default budget 1,200): "thanks, talk soon" filled
+    L5 with five earlier turns matching "thank" and "talk" and kept one of the six recent turns.
+    The three newest turns (SPEC R-CTX: recent messages 3–8) now go in before what the L5 share
+    held back; the share itself still holds hits."""
+    for index in range(5):
+        append(principal, f"Thanks for the talk about painting number {index}, let's talk soon! " + "o" * 90,
+               session_id=f"old{index}", workspace_id="w1", user_id="u1")
+    turns = [f"turn {index} of tonight: we compared the lake trip photos and the sunset colours " + "s" * 80
+             for index in range(6)]
+    append(principal, *turns, **CTX)
+    body = context(agent_client, query="thanks, talk soon")
+    recent = body["block"].split("[Recent messages]\n")[1].split("\n\n")[0].splitlines()
+    assert len(recent) >= 3 and recent[-1].startswith("user: turn 5 of tonight")
+    assert [line[6:12] for line in recent[-3:]] == ["turn 3", "turn 4", "turn 5"]
+    assert "[Earlier messages]" in body["block"] and len(body["block"]) <= 1200

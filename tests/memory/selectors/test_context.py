@@ -777,13 +777,14 @@ def test_each_limit_that_left_items_out_has_its_own_clause(principal):
     node = make_node(principal, user_id="u1", workspace_id="w1", type="fact", title="garden roses " + "y" * 150)
     append(principal, "and the roses? " + "z" * 150, session_id="s1", user_id="u1", workspace_id="w1")
     context = build(principal, "garden roses", owner=Owner(workspace_id="w1", user_id="u1", session_id="s1"),
-                    budget={"max_chars": 300, "top_n": 3, "l5_chars": 200})
-    assert node.pk in context.used_memory_ids and not context.section("recent_messages")
+                    budget={"max_chars": 300, "top_n": 3, "l5_chars": 150})
+    # the node is over the L5 cap; the conversation's two turns go in before the earlier turns
+    # the L5 share held back (RECENT_FIRST), which then no longer fit the total
+    assert node.pk not in context.used_memory_ids and len(context.section("recent_messages")) == 2
     assert [warning for warning in context.warnings if "left out to stay within" in warning] == [
-        "2 item(s) left out to stay within max_chars=300", "2 item(s) left out to stay within l5_chars=200"]
+        "2 item(s) left out to stay within max_chars=300", "1 item(s) left out to stay within l5_chars=150"]
     assert [(left.item.section, left.limit) for left in context.dropped] == [
-        ("earlier_messages", "l5_chars"), ("earlier_messages", "l5_chars"),
-        ("recent_messages", "max_chars"), ("recent_messages", "max_chars")]
+        ("relevant", "l5_chars"), ("earlier_messages", "max_chars"), ("earlier_messages", "max_chars")]
 
 
 def test_a_follow_up_waits_for_its_message_when_the_share_holds_the_message_back(principal):
