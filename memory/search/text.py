@@ -29,6 +29,7 @@ _T2S = opencc.OpenCC("t2s")
 # with Hangul syllables, which are spaced (아버지가 방에 ≠ 아버지 가방에), the CJK scripts.
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _CJK = _UNSPACED + "\uac00-\ud7af"
+CJK_RANGES = _CJK  # for a character class: [{CJK_RANGES}]
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 MAX_WORD_LENGTH = 64  # longer "words" (hashes, base64 blobs) are not indexed

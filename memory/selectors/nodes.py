@@ -1,5 +1,6 @@
 """Which nodes a caller can see, and reading them by id, list and history (R-TEN, R-QUERY)."""
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import AuditEvent, Message, Node, NodeSource, NodeStatus, Scope, Session
 from memory.search.fields import TokenQuery
-from memory.search.text import function_bigrams, owner_token, query_tokens
+from memory.search.text import CJK_RANGES, function_bigrams, owner_token, query_tokens
 from memory.selectors.rows import columns, read
 from memory.services.sessions import SessionRef
 
@@ -281,15 +282,26 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
     return nodes.select_related("session").prefetch_related(visible_source_links(principal)).order_by("-pk")
 
 
+_HAN = re.compile(f"[{CJK_RANGES}]")
+
+
 def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:
-    """Nodes (of team `team_id`) whose indexed text has every token of `text`, Chinese and English
-    alike, and every negation among its function-word bigrams: 没有钱 is not 有钱, while 我的女儿
-    still lists 用户的女儿."""
+    """Nodes (of team `team_id`) whose indexed text has every word of `text`, every Chinese
+    character of it and one of its Chinese bigrams at least, and every negation among its
+    function-word bigrams: 没有钱 is not 有钱, while 我的女儿 still lists 用户的女儿. Not every
+    bigram: one that spans two words of the query (节跳 of 圣诞节跳舞, 果冰 of 芒果冰淇淋) is rarely
+    in the memory (Bart在圣诞节晚会上跳舞), and a review found such phrases listing nothing."""
+    owner = (owner_token(team_id, "t"),)
     negations = [gram for gram in function_bigrams(text) if "不" in gram or "没" in gram]
-    tokens = list(dict.fromkeys([*query_tokens(text), *negations]))
-    if not tokens:
+    grams = query_tokens(text)
+    chinese = [token for token in grams if _HAN.match(token)]
+    characters = [character for token in chinese for character in token]
+    required = list(dict.fromkeys([*(token for token in grams if token not in chinese), *characters, *negations]))
+    if not required:
         return nodes.none()
-    return nodes.filter(search_tokens__matches=TokenQuery(tuple(tokens), "all", (owner_token(team_id, "t"),)))
+    found = nodes.filter(search_tokens__matches=TokenQuery(tuple(required), "all", owner))
+    bigrams = tuple(token for token in chinese if len(token) > 1)
+    return found.filter(search_tokens__matches=TokenQuery(bigrams, "any", owner)) if bigrams else found
 
 
 def category_path_prefix_q(prefix: str | list[str]) -> Q:

@@ -53,3 +53,20 @@ def test_the_page_declares_utf8(viewer_client, text):
     response = viewer_client.get(reverse("dashboard:node", args=[text["node"].pk]))
     assert response["Content-Type"] == "text/html; charset=utf-8"
     assert '<meta charset="utf-8">' in response.content.decode()
+
+
+@pytest.mark.parametrize("typed,found", [
+    ("圣诞节跳舞", {"dance"}), ("芒果冰淇淋", {"mango"}), ("芒果 冰淇淋", {"mango"}), ("冰淇淋", {"mango"}),
+    ("晚会跳舞", {"dance"}), ("圣诞节唱歌", set()), ("没有跳舞", set()),
+    ("芒果蛋糕", {"cake"}),  # each word is said there, though not together: a filter, not a phrase match
+])
+def test_a_chinese_phrase_typed_without_spaces_finds_the_memories_that_say_its_words(viewer_client, principal,
+                                                                                     typed, found):
+    """A review's find: /?q=圣诞节跳舞 listed nothing though a memory said Bart在圣诞节晚会上跳舞
+    (the bigram 节跳 spans two words); every character and one bigram must be there now."""
+    nodes = {"dance": make_node(principal, title="Bart在圣诞节晚会上跳舞"),
+             "mango": make_node(principal, title="Bart最喜欢吃芒果冰淇淋"),
+             "cake": make_node(principal, title="Bart不爱吃蛋糕，爱吃芒果干")}
+    html = viewer_client.get(reverse("dashboard:memories"), {"q": typed}).content.decode()
+    listed = {name for name, node in nodes.items() if node.title in html}
+    assert listed == found
