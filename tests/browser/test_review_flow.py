@@ -105,3 +105,26 @@ def test_viewer_reads_without_actions_and_sessions_page_through(tab, principal, 
     expect(tab.page.locator("#messages")).to_contain_text("turn 59")
     assert tab.page.url.endswith("?page=2")
     assert tab.dialogs == [] and tab.outside == []
+
+
+def test_back_after_a_correction_shows_the_old_version_superseded(tab, principal, editor):
+    """A review's find: correct #147 (the address becomes the new version's), press Back, and
+    #147 came back "active" with its Correct form open, whose save then failed with a 409: htmx
+    restored its snapshot of the page. Back now loads the page anew."""
+    node = make_node(principal, title="Staging server", content="staging-1", scope="workspace", workspace_id="proj-a")
+    tab.login("eddie", "pw-eddie")
+    tab.open(reverse("dashboard:node", args=[node.pk]))
+    tab.page.click("text=Correct…")
+    tab.page.fill("#id_correct-content", "staging-2")
+    tab.page.fill("#id_correct-reason", "moved")
+    with tab.page.expect_response(lambda response: response.request.method == "POST"):
+        tab.page.click("button:has-text('Save correction')")
+    successor = Node.objects.get(supersedes=node)
+    expect(tab.page.locator("body")).to_contain_text(f"superseded by #{successor.pk}")
+    assert tab.page.url == tab.base_url + reverse("dashboard:node", args=[successor.pk])
+    tab.page.go_back()
+    tab.page.wait_for_url(tab.base_url + reverse("dashboard:node", args=[node.pk]))
+    tab.page.wait_for_load_state("networkidle")
+    expect(tab.page.get_by_role("heading", level=1)).to_contain_text("superseded")
+    assert tab.page.locator("text=Correct…").count() == 0
+    assert tab.dialogs == [] and tab.outside == []
