@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "dashboard.middleware.NeverCacheMiddleware",  # after WhiteNoise: static files keep their cache
     "memory.api.middleware.ApiBodyLimitMiddleware",
+    "dashboard.middleware.FormEncodingMiddleware",  # before anything reads request.POST
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

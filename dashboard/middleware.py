@@ -1,4 +1,7 @@
-"""Pages and answers are never kept by the browser or a proxy (R-UI; R-STORE provable forgetting).
+"""What every dashboard request and answer goes through (R-UI).
+
+NeverCacheMiddleware: pages and answers are never kept by the browser or a proxy (R-STORE
+provable forgetting).
 
 A review's find: after forgetting #13 or correcting #147, the back button showed the page as it
 was (the memory "active", a Correct form whose save then failed with a 409): the browser kept
@@ -8,7 +11,12 @@ static files are served before this runs (WhiteNoise) and keep their long cache.
 history snapshots either (templates/base.html: historyCacheSize 0, refreshOnHistoryMiss).
 """
 
+from urllib.parse import unquote_to_bytes
+
+from django.http import HttpResponseBadRequest
 from django.utils.cache import add_never_cache_headers
+
+FORM = "application/x-www-form-urlencoded"
 
 
 class NeverCacheMiddleware:
@@ -20,3 +28,27 @@ class NeverCacheMiddleware:
         if not response.has_header("Cache-Control"):
             add_never_cache_headers(response)
         return response
+
+
+class FormEncodingMiddleware:
+    """A form post whose values are not UTF-8 is a 400, not stored with U+FFFD in their place.
+
+    Django decodes form bodies with errors="replace": a review posted correct-title=%ED%A0%80abc
+    (a lone surrogate, as bytes) and the title was stored as "\ufffd\ufffd\ufffdabc", then
+    injected under [Recent corrections]; the API refuses the same text. Browsers always send
+    UTF-8; only a hand-made request gets here. Multipart bodies are not read here (the dashboard
+    posts none); the API parses JSON itself (memory.validation)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and not request.path.startswith("/api/") \
+                and request.META.get("CONTENT_TYPE", "").split(";")[0].strip() == FORM:
+            try:
+                for pair in request.body.split(b"&"):
+                    unquote_to_bytes(pair.replace(b"+", b" ")).decode("utf-8")
+            except UnicodeDecodeError:
+                return HttpResponseBadRequest("The form holds text that is not valid UTF-8; nothing was saved.",
+                                              content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

@@ -296,3 +296,17 @@ def test_node_page_queries_do_not_grow_with_the_chain_audit_and_sources(editor_c
     sources = [make_message(principal, f"message {number}", session_id="s-9").pk for number in range(5)]
     node = make_node(principal, title="Many sources", source_message_ids=sources)
     assert count(node) <= short
+
+
+def test_a_form_post_that_is_not_utf8_is_refused_and_changes_nothing(editor_client, fact):
+    """A review's find: correct-title=%ED%A0%80abc (a lone surrogate as bytes) was stored as
+    '\\ufffd\\ufffd\\ufffdabc' and injected; the API refuses the same text with a 400."""
+    for body in ("action=correct&correct-title=%ED%A0%80abc&correct-reason=typo",
+                 "action=correct&correct-title=%FFabc&correct-reason=typo"):
+        response = editor_client.post(url(fact), body, content_type="application/x-www-form-urlencoded")
+        assert response.status_code == 400 and "not valid UTF-8" in response.content.decode()
+    assert status_of(fact) == NodeStatus.ACTIVE and not Node.objects.filter(supersedes=fact).exists()
+    fine = editor_client.post(url(fact), "action=correct&correct-title=%E9%A6%99%E8%8F%9C+ok&correct-content=staging-1"
+                              "&correct-value_json=%7B%22host%22%3A+%22s1%22%7D&correct-tags=ops&correct-reason=typo",
+                              content_type="application/x-www-form-urlencoded")
+    assert fine.status_code == 302 and Node.objects.get(supersedes=fact).title == "香菜 ok"
