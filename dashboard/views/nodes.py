@@ -31,7 +31,7 @@ from dashboard.forms import CorrectForm, ForgetForm, KeepForm, ReasonForm
 from dashboard.teams import EDIT_ROLES, edit_refusal, team_required
 from memory.errors import MemoryError, NotFound
 from memory.models import Node, NodeStatus, Scope
-from memory.selectors.dashboard import node_source_messages, node_version_chain
+from memory.selectors.dashboard import node_merged_into, node_source_messages, node_version_chain
 from memory.selectors.nodes import node_audit_trail, node_get
 from memory.services.forgetting import ForgetSelector, kept_copy, memory_forget, node_restore
 from memory.services.keep import keep_for_user
@@ -66,7 +66,7 @@ def forget_modes(node: Node) -> tuple[str, ...]:
     return ("soft", "hard") if node.status in (NodeStatus.ACTIVE, NodeStatus.EXPIRED) else ("hard",)
 
 
-def available_actions(*, principal: Principal, role: str, node: Node) -> dict[str, bool]:
+def available_actions(*, principal: Principal, role: str, node: Node, merged: bool = False) -> dict[str, bool]:
     """Which actions the page offers on `node` to this login: {action: bool}, plus "any".
 
     Editors and admins act on the scopes they may write (global memory: admins only); what a
@@ -82,7 +82,8 @@ def available_actions(*, principal: Principal, role: str, node: Node) -> dict[st
                  and node.expires_at is None and Scope.USER in principal.writable_scopes),
         "expire": allowed and current == NodeStatus.ACTIVE,
         "forget": allowed,
-        "restore": allowed and node.status in (NodeStatus.DELETED, NodeStatus.SUPERSEDED),
+        # a duplicate merged into another node is not restored: that node says it (a 409 every time)
+        "restore": allowed and node.status in (NodeStatus.DELETED, NodeStatus.SUPERSEDED) and not merged,
     }
     return {**offered, "any": any(offered.values())}
 
@@ -103,6 +104,7 @@ def _render(request, node: Node, *, status: int = 200, bound=None, action: str =
     chain = node_version_chain(principal=principal, node=node)
     position = [item.pk for item in chain].index(node.pk)
     forms = {name: _form(name, node) for name in ACTIONS}
+    merged = node_merged_into(principal=principal, node=node)
     if bound is not None:
         forms[action] = bound
     context = {
@@ -114,7 +116,8 @@ def _render(request, node: Node, *, status: int = 200, bound=None, action: str =
         "kept_copy": kept_copy(node),  # a forget of this version takes it along
         "audit": node_audit_trail(principal=principal, node_ids=[item.pk for item in chain]),
         "sources": node_source_messages(principal=principal, node=node),
-        "actions": available_actions(principal=principal, role=request.team_role, node=node),
+        "merged_into": merged,
+        "actions": available_actions(principal=principal, role=request.team_role, node=node, merged=merged is not None),
         "forms": forms,
         "open_action": action if (problem or bound is not None) else "",
         "problem": problem,
@@ -208,6 +211,10 @@ def node_page(request, node_id: int):
     refusal = edit_refusal(request)
     if refusal:
         return _render(request, node, status=403, problem=refusal)
+    if action == "forget" and request.POST.get("forget-mode") == "soft" and node.status == NodeStatus.DELETED:
+        # a second submit of the same form: say so, not "soft is not one of the available choices"
+        return _render(request, node, status=409, action=action,
+                       problem=f"#{node.pk} is already forgotten (soft); restore it, or erase it for good (hard).")
     form = _form(action, node, request.POST)
     if not form.is_valid():
         return _render(request, node, status=400, bound=form, action=action)

@@ -15,7 +15,8 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory.errors import NotFound
 from memory.models import Message, Node, NodeStatus, Session, Summary
-from memory.selectors.nodes import followable, node_list, node_text_filter, nodes_for_team, status_q
+from memory.selectors.nodes import followable, node_get, node_list, node_text_filter, nodes_for_team, status_q
+from memory.services.audit import audit_merge_survivors
 
 CHAIN_MAX = 500  # versions followed each way from a node (a guard: a chain is a linked list)
 
@@ -229,3 +230,17 @@ def session_summary_chain(*, principal: Principal, session: Session) -> list[Sum
     chain = _of_sessions(Summary).filter(session=session).annotate(
         message_count=_count_of(covered, "session"))
     return list(chain.order_by("pk"))
+
+
+def node_merged_into(*, principal: Principal, node: Node) -> Node | None:
+    """The node a deleted `node` was merged into as a duplicate (memory.services.twins), or None;
+    one the principal cannot read is None too."""
+    if node.status != NodeStatus.DELETED:
+        return None
+    target = audit_merge_survivors(team_id=principal.team.pk, node_ids=[node.pk]).get(node.pk)
+    if target is None:
+        return None
+    try:
+        return node_get(principal=principal, node_id=target)
+    except NotFound:
+        return None

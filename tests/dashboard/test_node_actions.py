@@ -310,3 +310,30 @@ def test_a_form_post_that_is_not_utf8_is_refused_and_changes_nothing(editor_clie
                               "&correct-value_json=%7B%22host%22%3A+%22s1%22%7D&correct-tags=ops&correct-reason=typo",
                               content_type="application/x-www-form-urlencoded")
     assert fine.status_code == 302 and Node.objects.get(supersedes=fact).title == "香菜 ok"
+
+
+def test_a_merged_duplicate_names_the_memory_it_was_merged_into_and_offers_no_restore(editor_client, principal):
+    """A review's find: 48 capture copies merged into the agent's notes showed as plain
+    "deleted" with "said by node 66" and a Restore that answered 409 every time."""
+    from memory.services.audit import MERGED_EVENT, audit_record
+
+    survivor = make_node(principal, title="User lives in Berlin")
+    twin = make_node(principal, title="The user lives in Berlin, Germany")
+    Node.objects.filter(pk=twin.pk).update(status=NodeStatus.DELETED)
+    audit_record(principal=principal, event_type=MERGED_EVENT, node=Node.objects.get(pk=twin.pk),
+                 reason=f"said by node {survivor.pk}", payload={"merged_into": survivor.pk})
+    html = editor_client.get(url(twin)).content.decode()
+    assert 'id="merged-into"' in html and f'href="{url(survivor)}"' in html
+    assert 'value="restore"' not in html
+    forgotten = make_node(principal, title="Deploy on Fridays")
+    Node.objects.filter(pk=forgotten.pk).update(status=NodeStatus.DELETED)
+    plain = editor_client.get(url(forgotten)).content.decode()
+    assert 'id="merged-into"' not in plain and 'value="restore"' in plain
+
+
+def test_a_second_soft_forget_says_the_memory_is_already_forgotten(editor_client, fact):
+    assert post(editor_client, fact, "forget", mode="soft", reason="user asked").status_code == 302
+    again = post(editor_client, fact, "forget", htmx=True, mode="soft", reason="user asked")
+    assert again.status_code == 409
+    assert f"#{fact.pk} is already forgotten (soft)" in again.content.decode()
+    assert "not one of the available choices" not in again.content.decode()
