@@ -6,6 +6,7 @@ services (accounts.services, memory.services.schema_edit) decide and report ever
 
 import json
 import re
+import secrets
 from typing import Any
 
 from django import forms
@@ -105,6 +106,14 @@ class AgentKeyCreateForm(forms.Form):
         initial=list(AGENT_DEFAULT_WRITABLE_SCOPES), widget=forms.CheckboxSelectMultiple,
         help_text="none: a read-only key; global needs an admin key",
     )
+    # One key per form shown: a second submit of it (a double click, a reload of the 201) is
+    # told which key it made instead of making another (dashboard.views.keys._create).
+    once = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["once"] = secrets.token_hex(16)
 
     def clean_workspace_ids(self) -> list[str] | None:
         ids = split_list(self.cleaned_data["workspace_ids"])

@@ -7,7 +7,8 @@ accounts.services.agent_key_create / agent_key_revoke, which write and audit in 
 transaction (the audit names the key by its prefix).
 
 The raw key exists only in the response to its creation (201): it is never stored, put in
-the session, a flash message or a log, and that response is marked no-store so that the
+the session (which keeps only the prefix a create form made, so that sending that form again
+makes no second key), a flash message or a log, and that response is marked no-store so that the
 browser's back button or a reload does not show it again. An HTMX request gets the `keys`
 partial back.
 """
@@ -27,6 +28,8 @@ from dashboard.views.admin_common import run_service, template_for
 from memory.errors import NotFound
 
 TEMPLATE = "dashboard/keys.html"
+CREATED_FROM = "keys_created_from"  # session: the create forms already sent, {token: "prefix (name)"}
+CREATED_FROM_KEPT = 20
 ACTIONS = ("create", "revoke")
 
 
@@ -51,12 +54,20 @@ def _create(request):
     if not form.is_valid():
         return _render(request, status=400, form=form)
     data = form.cleaned_data
+    made = request.session.get(CREATED_FROM, {})
+    if data["once"] and data["once"] in made:
+        return _render(request, status=409, problem=(
+            f"This form was already sent: it created key {made[data['once']]}, whose raw key was shown once. "
+            "Revoke that key if the raw key was lost, then create another."))
     outcome = run_service(form, lambda: agent_key_create(
         team=request.team, name=data["name"], kind=data["kind"], workspace_ids=data["workspace_ids"],
         writable_scopes=data["writable_scopes"], actor=request.principal))
     if not outcome.ok:
         return _render(request, status=outcome.status, form=form, problem=outcome.problem)
     key, raw_key = outcome.result
+    if data["once"]:  # the prefix only: the raw key is never kept
+        request.session[CREATED_FROM] = {**dict(list(made.items())[-(CREATED_FROM_KEPT - 1):]),
+                                         data["once"]: f"{key.prefix} ({key.name})"}
     return _render(request, status=201, created=key, raw_key=raw_key)
 
 

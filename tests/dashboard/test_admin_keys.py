@@ -177,3 +177,21 @@ def test_the_page_takes_the_same_queries_for_many_keys(admin_client, team, admin
         agent_key_create(team=team, name=f"key {number}", actor=actor)
     with django_assert_max_num_queries(4):
         assert admin_client.get(URL).status_code == 200
+
+
+def test_sending_the_same_create_form_twice_makes_one_key(admin_client):
+    """A review's find: the create answer is a 201 with no redirect, so a double click or a
+    reload made a second live key of the same name. The form's one-time token is remembered
+    (with the prefix it made, never the raw key)."""
+    page = admin_client.get(URL).content.decode()
+    [once] = re.findall(r'name="create-once" value="([0-9a-f]{32})"', page)
+    first = create(admin_client, name="dup", once=once)
+    assert first.status_code == 201 and len(raw_keys(first)) == 1
+    key = AgentKey.objects.get(name="dup")
+    again = create(admin_client, name="dup", once=once)
+    assert again.status_code == 409 and raw_keys(again) == []
+    assert f"it created key {key.prefix} (dup)" in again.content.decode()
+    assert AgentKey.objects.filter(name="dup").count() == 1
+    [other] = re.findall(r'name="create-once" value="([0-9a-f]{32})"', admin_client.get(URL).content.decode())
+    assert other != once and create(admin_client, name="dup", once=other).status_code == 201
+    assert AgentKey.objects.filter(name="dup").count() == 2
