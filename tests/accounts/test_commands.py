@@ -54,3 +54,16 @@ def test_commands_refuse_unknown_teams_and_duplicates(db):
         run("create_agent_key", "nope")
     with pytest.raises(CommandError):
         run("create_agent_key", "shop", "--scopes", "planet")
+
+
+def test_create_member_checks_the_password_and_says_when_it_replaces_one(db):
+    """A review's find: create_member … --password x reset an existing login's password to "x"
+    silently, past the password validators the Members page applies."""
+    run("create_team", "shop")
+    run("create_team", "other")
+    assert run("create_member", "shop", "sam", "--role", "admin", "--password", "s3cret-pass") == "sam is admin of shop"
+    with pytest.raises(CommandError, match="password: This password is too short"):
+        run("create_member", "other", "sam", "--role", "admin", "--password", "x")
+    said = run("create_member", "other", "sam", "--role", "viewer", "--password", "an0ther-pass")
+    assert said == "sam is viewer of other (an existing login: its password is replaced)"
+    assert run("create_member", "other", "sam", "--role", "editor") == "sam is editor of other"
