@@ -154,6 +154,7 @@ def headline(data: dict[str, Any]) -> list[tuple[str, str]]:
     p95 = totals["latency_ms"]["p95"]
     return [("Context calls", number(totals["context_calls"])),
             ("Hit rate", number(totals["hit_rate"], percent=True)),
+            ("L5 hit rate", number(totals["l5_hit_rate"], percent=True)),
             ("Injected characters per call", number(totals["injected"]["chars"]["total"]["mean"])),
             ("Budget use", number(totals["budget_use"]["mean"], percent=True)),
             ("Latency p95", "—" if p95 is None else f"{number(p95)} ms"),

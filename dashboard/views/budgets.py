@@ -48,7 +48,8 @@ def simulation_table(result: dict[str, Any]) -> dict[str, Any]:
     the first PER_CALL_SHOWN calls the draft changes (of `changed_calls`)."""
     before, after = result["before"], result["after"]
     rows = [{"label": "Calls rebuilt", "before": number(before["calls"]), "after": number(after["calls"]), "delta": ""}]
-    for key, label, percent in (("hit_rate", "Hit rate", True), ("injected_chars_mean", "Injected characters per call", False),
+    for key, label, percent in (("hit_rate", "Hit rate", True), ("l5_hit_rate", "L5 hit rate (earlier messages too)", True),
+                                ("injected_chars_mean", "Injected characters per call", False),
                                 ("memories_per_call", "Memories per call", False)):
         rows.append({"label": label, "before": number(before[key], percent=percent),
                      "after": number(after[key], percent=percent), "delta": _delta(before[key], after[key], percent=percent)})

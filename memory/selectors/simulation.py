@@ -25,7 +25,8 @@ from memory.services.policies import policy_changes_clean, policy_get
 class CallOutcome:
     chars: int
     used_ids: tuple[int, ...]
-    hit: bool  # a query call that injected at least one relevant (L5) memory
+    hit: bool  # a query call that injected at least one relevant memory (a node of L5)
+    l5_hit: bool  # … or anything of L5: an earlier message of the user's (episodic recall) too
     omitted: dict[str, int]
 
 
@@ -34,7 +35,8 @@ def _outcome(context: MemoryContext) -> CallOutcome:
     for item in context.omitted:
         omitted[item.reason] = omitted.get(item.reason, 0) + 1
     return CallOutcome(chars=len(context.block), used_ids=tuple(context.used_memory_ids),
-                       hit=any(item.section == "relevant" for item in context.items), omitted=omitted)
+                       hit=any(item.section == "relevant" for item in context.items),
+                       l5_hit=any(item.layer == "L5" for item in context.items), omitted=omitted)
 
 
 def _asked(row: Retrieval) -> dict[str, Any]:
@@ -51,6 +53,7 @@ def _asked(row: Retrieval) -> dict[str, Any]:
 def _totals(outcomes: list[CallOutcome], queried: list[bool]) -> dict[str, Any]:
     query_calls = sum(queried)
     hits = sum(1 for outcome, asked in zip(outcomes, queried, strict=True) if asked and outcome.hit)
+    l5_hits = sum(1 for outcome, asked in zip(outcomes, queried, strict=True) if asked and outcome.l5_hit)
     omitted: dict[str, int] = {}
     for outcome in outcomes:
         for reason, count in outcome.omitted.items():
@@ -58,6 +61,7 @@ def _totals(outcomes: list[CallOutcome], queried: list[bool]) -> dict[str, Any]:
     return {
         "calls": len(outcomes),
         "hit_rate": round(hits / query_calls, 4) if query_calls else None,
+        "l5_hit_rate": round(l5_hits / query_calls, 4) if query_calls else None,
         "injected_chars_mean": round(sum(o.chars for o in outcomes) / len(outcomes), 2) if outcomes else None,
         "memories_per_call": round(sum(len(o.used_ids) for o in outcomes) / len(outcomes), 2) if outcomes else None,
         "omitted_by_reason": dict(sorted(omitted.items())),
@@ -69,7 +73,9 @@ def policy_simulate(*, principal: Principal, workspace_id: str = "", changes: di
     """Rebuild the last `last` recorded context calls of the team (or of `workspace_id`) under
     the policy in force and under it with `changes` applied to that level (PATCH semantics:
     null clears a setting). Returns {"level", "draft", "calls", "before", "after", "per_call"};
-    before/after hold hit_rate, injected_chars_mean, memories_per_call, omitted_by_reason.
+    before/after hold hit_rate (query calls that injected a relevant memory), l5_hit_rate (…
+    anything of L5, earlier messages too: what KPIs call l5_hit_rate), injected_chars_mean,
+    memories_per_call, omitted_by_reason.
 
     Raises InvalidInput (bad settings, `last` out of 1–limits.SIMULATION_CALLS_MAX) and
     AccessDenied (a key limited to other workspaces).
@@ -104,8 +110,8 @@ def policy_simulate(*, principal: Principal, workspace_id: str = "", changes: di
         queried.append(bool(row.query.strip()))
         per_call.append({
             "retrieval_id": row.pk, "query": row.query, "workspace_id": row.workspace_id,
-            "before": {"chars": old.chars, "memories": len(old.used_ids), "hit": old.hit},
-            "after": {"chars": new.chars, "memories": len(new.used_ids), "hit": new.hit},
+            "before": {"chars": old.chars, "memories": len(old.used_ids), "hit": old.hit, "l5_hit": old.l5_hit},
+            "after": {"chars": new.chars, "memories": len(new.used_ids), "hit": new.hit, "l5_hit": new.l5_hit},
             "added_ids": sorted(set(new.used_ids) - set(old.used_ids)),
             "removed_ids": sorted(set(old.used_ids) - set(new.used_ids)),
         })

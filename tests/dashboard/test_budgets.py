@@ -194,14 +194,16 @@ def test_the_page_lists_the_first_twenty_calls_that_change_and_counts_them_all()
     same = {"chars": 10, "memories": 1, "hit": True}
     calls = [{"retrieval_id": n, "query": "q", "workspace_id": "", "before": same,
               "after": {**same, "chars": 5} if n % 2 else same, "added_ids": [], "removed_ids": []} for n in range(60)]
-    totals = {"calls": 60, "hit_rate": 1.0, "injected_chars_mean": 10.0, "memories_per_call": 1.0,
+    totals = {"calls": 60, "hit_rate": 1.0, "l5_hit_rate": 1.0, "injected_chars_mean": 10.0, "memories_per_call": 1.0,
               "omitted_by_reason": {"over_limit": 2}}
-    table = simulation_table({"before": totals, "after": {**totals, "injected_chars_mean": 7.5, "omitted_by_reason": {}},
+    table = simulation_table({"before": totals, "after": {**totals, "injected_chars_mean": 7.5, "omitted_by_reason": {},
+                                                          "l5_hit_rate": 0.5},
                               "per_call": calls, "calls": 60})
     assert table["changed_calls"] == 30 and [call["retrieval_id"] for call in table["per_call"]] == list(range(1, 40, 2))
     rows = {row["label"]: (row["before"], row["after"], row["delta"]) for row in table["rows"]}
     assert rows["Injected characters per call"] == ("10", "7.5", "−2.5")
     assert rows["Omitted: over_limit"] == ("2", "0", "−2") and rows["Hit rate"] == ("100.0%", "100.0%", "")
+    assert rows["L5 hit rate (earlier messages too)"] == ("100.0%", "50.0%", "−50.0%")
 
 
 def test_after_an_htmx_simulate_or_save_the_browser_scrolls_to_what_changed(admin_client, traffic):

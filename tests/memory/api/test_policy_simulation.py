@@ -94,3 +94,16 @@ def test_lowering_the_teams_minimum_confidence_is_simulated(admin_client, agent_
     assert body["before"]["omitted_by_reason"].get("low_confidence") == 1
     assert body["after"]["omitted_by_reason"].get("low_confidence") is None
     assert body["per_call"][0]["after"]["memories"] == body["per_call"][0]["before"]["memories"] + 1
+
+
+def test_a_draft_that_drops_earlier_messages_shows_in_the_l5_hit_rate(admin_client, agent_client, principal):
+    """A review's find on LoCoMo, where recall is earlier messages, not memories: a draft of
+    max_chars 0 wiped every call's recall and the simulation said "Hit rate 0.0% → 0.0%"."""
+    append(principal, "we planted roses by the fence last spring", session_id="old", workspace_id="w1", user_id="u1")
+    append(principal, "what should we plant this year?", **CTX)
+    assert agent_client.post("/api/v1/context", {**CTX, "query": "roses fence"}, format="json").status_code == 200
+    body = admin_client.post(URL, {"workspace_id": "w1", "changes": {"top_n": 0}}, format="json").json()
+    assert (body["before"]["hit_rate"], body["after"]["hit_rate"]) == (0.0, 0.0)
+    assert (body["before"]["l5_hit_rate"], body["after"]["l5_hit_rate"]) == (1.0, 0.0)
+    [call] = body["per_call"]
+    assert (call["before"]["l5_hit"], call["after"]["l5_hit"]) == (True, False)
