@@ -62,6 +62,8 @@ def test_a_workspace_counts_only_its_own(viewer_client, team, ledger):
     response = viewer_client.get(URL, {**RANGE, "workspace_id": "w2"})
     assert response.context["data"] == kpis(team=team, workspace_id="w2", since=D1, until=D2)
     assert response.context["data"]["totals"]["context_calls"] == 1
+    # a review read "Nodes 2" beside 83 accepted user memories: the page says what a workspace counts
+    assert "a user's memory follows the user into every workspace" in response.content.decode()
     assert viewer_client.get(URL, {**RANGE, "workspace_id": "nowhere"}).context["data"]["totals"]["context_calls"] == 0
 
 
