@@ -24,12 +24,13 @@ Sections of the rendered block, in display order, with the layer each belongs to
                                   with the turn that followed it, indented beneath (`  ↳ …`)
 L5 holds at most `top_n` hits, nodes and messages interleaved by rank; an earlier message
 with the same text as a recent or better-ranked one is shown once, and so is a memory whose
-line says what a memory placed before it says (two keys, one value: omitted as `same_text`).
+line says what a memory already placed says (two keys, one value: omitted as `same_text`;
+memory.selectors.context_fit).
 
 The whole block — headers, separators, summary — stays within `max_chars` characters.
 Items are placed in priority order — L0, L4 (working memory first), L1, L2, the summary, L5 hits (best first), recent
 messages (newest first) — first within a share of the budget per section (SECTION_SHARES),
-then into whatever room is left, the three newest recent messages first (RECENT_FIRST);
+then into whatever room is left, the three newest recent messages before the L5 hits (RECENT_FIRST);
 what does not fit is left out and counted in diagnostics
 (nodes also as `over_limit`), each under the limit that left it out (MemoryContext.dropped,
 a warning per limit). An item is never cut: it fits whole or is left out. Recent
@@ -54,10 +55,9 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memory.models import Retrieval, Session
 from memory.ops.metrics import context_observe
-from memory.search.text import normalize
 from memory.selectors.budget import Budget, budget_resolve, estimate_tokens
 from memory.selectors.conflicts import below_confidence, conflict_losers
-from memory.selectors.context_fit import LIMITS, Dropped, fit_with_summary, limit_value
+from memory.selectors.context_fit import LIMITS, SAME_TEXT, Dropped, fit_with_summary, limit_value
 from memory.selectors.context_gather import ContextRequest, Parts, ReadSizes, gather_parts
 from memory.selectors.context_items import (
     LAYERS,
@@ -149,37 +149,16 @@ def _assemble(principal: Principal, request: ContextRequest, session: Session | 
     # Fill priority: L4, L1, L2 (preferences, then profile and corrections), the summary, L5
     # hits, recent messages newest first.
     priority = {"session": 0, "workspace": 1, "user_preferences": 2, "profile": 3, "corrections": 4}
-    gathered.candidates = _said_once(
-        parts.foundation + parts.working + sorted(defaults, key=lambda item: priority[item.section]), gathered)
+    gathered.candidates = parts.foundation + parts.working + sorted(defaults, key=lambda item: priority[item.section])
     if parts.summary is not None:
         gathered.candidates.append(Item("summary", "summary", parts.summary, one_line(parts.summary.summary), "summary"))
-    gathered.candidates += _said_once(hits, gathered)
+    gathered.candidates += hits
     # The window as gathered: the last recent_messages turns, or a few more a summary gives way to.
     recent = parts.recent if budget.recent_messages > 0 else []
     gathered.candidates += [message_item("recent_messages", message, "recent_message") for message in reversed(recent)]
-    gathered.counts = {"default_nodes": sum(1 for item in gathered.candidates if item.kind == "node" and item.layer != "L5"),
-                       "retrieval_hits": sum(1 for item in gathered.candidates if item.layer == "L5" and item.after is None),
+    gathered.counts = {"default_nodes": len(defaults), "retrieval_hits": sum(1 for item in hits if item.after is None),
                        "recent_messages": len(recent)}
     return gathered
-
-
-def _said_once(items: list[Item], gathered: _Gathered) -> list[Item]:
-    """`items` without the memories whose line says what a memory's line before them says, in
-    `gathered.candidates` or earlier in `items` (the same up to case, width and script:
-    memory.search.text.normalize). Two keys holding one value ("taste" and "diet_style", both
-    "- 喜欢清淡") were shown twice; the first in fill priority stays, the others are omitted as
-    `same_text`."""
-    said = {normalize(item.text) for item in gathered.candidates if item.kind == "node"}
-    kept = []
-    for item in items:
-        if item.kind == "node":
-            line = normalize(item.text)
-            if line in said:
-                gathered.omitted.append(Omission(item.obj.pk, "same_text"))
-                continue
-            said.add(line)
-        kept.append(item)
-    return kept
 
 
 def _parts(principal: Principal, request: ContextRequest, session: Session | None, budget: Budget,
@@ -242,6 +221,8 @@ def context_build(*, principal: Principal, request: ContextRequest, budget: Budg
         (candidates if on else switched_off).append(item)
     caps = {layer: budget.layer_chars(layer) for layer in LAYERS if budget.layer_chars(layer) is not None}
     chosen, dropped, summary_redundant = fit_with_summary(candidates, budget.max_chars, caps, gathered.summary_covers)
+    gathered.omitted += [Omission(left.item.obj.pk, SAME_TEXT) for left in dropped if left.limit == SAME_TEXT]
+    dropped = [left for left in dropped if left.limit != SAME_TEXT]  # not left out for the budget
     gathered.omitted += [Omission(item.obj.pk, "layer_disabled") for item in switched_off if item.kind == "node"]
     try:
         prefetch_source_links([item.obj for item in chosen if item.kind == "node"], principal=principal)

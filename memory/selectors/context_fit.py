@@ -7,10 +7,11 @@ from dataclasses import dataclass, replace
 
 from memory import limits
 from memory.models import NodeType
+from memory.search.text import normalize
 from memory.selectors.budget import Budget
 from memory.selectors.context_items import LAYERS, SECTION_SHARES, Item, RenderedSize, excerpt, one_line
 
-__all__ = ["LIMITS", "Dropped", "fit_with_summary", "limit_value"]
+__all__ = ["LIMITS", "SAME_TEXT", "Dropped", "fit_with_summary", "limit_value"]
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,10 @@ class Dropped:
     (the window stays contiguous), a follow-up with its message."""
 
     item: Item
-    limit: str
+    limit: str  # or SAME_TEXT: a memory whose line a placed memory's line already says
 
 
+SAME_TEXT = "same_text"
 SUMMARY_EXCERPT_MIN = 80  # characters of a summary cut to the room left; less is left out
 # The newest turns of the conversation that the second pass places before what the shares held
 # back of the query's hits (SPEC R-CTX: recent messages 3–8): a review's "thanks, talk soon"
@@ -61,12 +63,16 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     its line break), so that no layer crowds out the others — in particular the query's
     relevant memories are not pushed out by many standing ones. Second pass: what the shares
     held back goes in, in the same order but for the RECENT_FIRST newest turns, which go
-    first, while the whole rendered block still fits. An item
+    before the L5 hits, while the whole rendered block still fits. An item
     goes in whole or not at all. Recent messages stay a contiguous window: once one does not
     fit, no older one is placed. A follow-up goes in only beneath its message (held back with
     it). `layer_caps` (the policy's l0_chars … l5_chars) bound the characters of a layer's
-    items in both passes. Returns (chosen, dropped), each dropped item with the limit that
-    left it out (Dropped).
+    items in both passes. A memory whose line says what a placed memory's line says (the same
+    up to case, width and script: memory.search.text.normalize) is not placed: dropped with
+    SAME_TEXT. The copy placed is the first that fits, in the order above, so a critical
+    constraint is kept over its low-importance twin (two keys holding 喜欢清淡 put the line twice;
+    deciding before the fit lost an allergy whose twin's layer was then switched off). Returns
+    (chosen, dropped), each dropped item with the limit that left it out (Dropped).
     """
     layer_caps = layer_caps or {}
     layer_used: dict[str, int] = {}
@@ -76,11 +82,15 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     dropped: list[Dropped] = []
     used: dict[str, int] = {}
     message_limits: dict[int, str] = {}  # a dropped message's limit, which its follow-up shares
+    said: set[str] = set()  # the placed memories' lines, normalised
 
     def try_add(item: Item) -> str | None:
-        """None when `item` went in, else the limit that kept it out."""
+        """None when `item` went in, else the limit that kept it out (or SAME_TEXT)."""
         if item.after is not None and not any(hit.kind == "message" and hit.obj.pk == item.after for hit in chosen):
             return message_limits.get(item.after, "max_chars")  # a follow-up is shown only beneath its message
+        line = normalize(item.text) if item.kind == "node" else ""
+        if line in said:
+            return SAME_TEXT
         cap = layer_caps.get(item.layer)
         if cap is not None and layer_used.get(item.layer, 0) + len(item.text) > cap:
             return f"{item.layer.lower()}_chars"
@@ -88,6 +98,8 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
         size.add(item)
         if size.chars <= max_chars:
             layer_used[item.layer] = layer_used.get(item.layer, 0) + len(item.text)
+            if line:
+                said.add(line)
             return None
         chosen.pop()
         size.remove(item)
@@ -146,9 +158,10 @@ def _fit(candidates: list[Item], max_chars: int, layer_caps: dict[str, int] | No
     summary = next((item for item in held_back if item.section == "summary"), None)
     window = [item for item in candidates if item.section == "recent_messages"]  # newest first
     newest = {id(item) for item in window[:RECENT_FIRST]}
-    first = [item for item in held_back if id(item) in newest]
+    turns = [item for item in held_back if id(item) in newest]
     rest = [item for item in held_back if item is not summary and id(item) not in newest]
-    for item in first + rest + ([summary] if summary else []):
+    hits = next((index for index, item in enumerate(rest) if item.layer == "L5"), len(rest))
+    for item in rest[:hits] + turns + rest[hits:] + ([summary] if summary else []):
         if item.section == "recent_messages" and window_limit:
             drop(item, window_limit)
         elif (limit := try_add(item)) is not None:

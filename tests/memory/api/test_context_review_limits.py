@@ -145,3 +145,48 @@ def test_the_newest_turns_go_in_before_the_hits_the_shares_held_back(principal, 
     assert len(recent) >= 3 and recent[-1].startswith("user: turn 5 of tonight")
     assert [line[6:12] for line in recent[-3:]] == ["turn 3", "turn 4", "turn 5"]
     assert "[Earlier messages]" in body["block"] and len(body["block"]) <= 1200
+
+
+def test_a_critical_memory_is_never_hidden_behind_its_twin(principal, agent_client):
+    """A breaker's find: the twin was chosen before the fit, so a session note saying 用户对花生过敏
+    hid the user's allergy (importance 0.95) as same_text, and then its own layer was switched
+    off (or the budget cut it): the block said nothing of the allergy."""
+    said, = append(principal, "记住，我对花生过敏", **CTX)
+    allergy = make_node(principal, scope="user", workspace_id="", user_id="u1", type="constraint", importance=0.95,
+                        title="用户对花生过敏", content="推荐菜谱时绝对避免花生。", explicit=True,
+                        source_message_ids=[said.pk])
+    twin = make_node(principal, scope="session", workspace_id="w1", user_id="u1", session_id="s1", type="fact",
+                     importance=0.2, title="用户对花生过敏", content="推荐菜谱时绝对避免花生。")
+    line = "- 用户对花生过敏: 推荐菜谱时绝对避免花生。"
+    for budget in ({}, {"l4_enabled": False}, {"max_chars": 125}):
+        body = context(agent_client, query="晚饭吃什么", **budget)
+        assert body["block"].count(line) == 1, (budget, body["block"])
+        assert allergy.pk in body["used_memory_ids"] and twin.pk not in body["used_memory_ids"]
+    switched_off = context(agent_client, query="晚饭吃什么", l2_enabled=False)  # the allergy's layer is off: the twin says it
+    assert switched_off["block"].count(line) == 1 and twin.pk in switched_off["used_memory_ids"]
+
+
+def test_the_newest_turns_go_in_after_the_standing_memories_the_shares_held_back(principal):
+    """A breaker's find: the three newest turns went in before everything the shares held back,
+    so "ok bye, see you tomorrow" pushed out a standing preference; they go before L5 only.
+    Every budget from 100 to 490 characters keeps the memories the fill without RECENT_FIRST keeps."""
+    import memory.selectors.context_fit as fit
+    from memory.selectors.nodes import Owner
+    from tests.memory.selectors.test_context import build
+
+    for title in ("用户不吃香菜，推荐菜谱时避免香菜", "用户喜欢少油少辣的清淡口味菜", "用户不喝酒，也不吃含酒精的菜品",
+                  "用户晚饭一般在七点左右吃", "用户对芒果有点敏感，少放"):
+        make_node(principal, scope="user", user_id="u1", type="preference", title=title, importance=0.8)
+    make_node(principal, scope="workspace", workspace_id="w1", type="constraint", title="本厨房不提供生食，所有菜品必须煮熟",
+              importance=0.7)
+    append(principal, "thanks a lot, that was really helpful", "no problem at all, talk to you soon!",
+           "ok bye, see you tomorrow evening my friend", "and thanks again for it, really", **CTX)
+    owner = Owner(workspace_id="w1", user_id="u1", session_id="s1")
+    for max_chars in range(100, 500, 10):
+        with_turns_first = set(build(principal, owner=owner, budget={"max_chars": max_chars}).used_memory_ids)
+        fit.RECENT_FIRST, kept = 0, fit.RECENT_FIRST
+        try:
+            without = set(build(principal, owner=owner, budget={"max_chars": max_chars}).used_memory_ids)
+        finally:
+            fit.RECENT_FIRST = kept
+        assert without <= with_turns_first, max_chars
