@@ -283,17 +283,20 @@ def node_list(*, principal: Principal, filters: dict[str, Any]) -> QuerySet[Node
 
 
 _HAN = re.compile(f"[{CJK_RANGES}]")
+_NEGATION = re.compile("[不没别未无]")
 
 
 def node_text_filter(nodes: QuerySet[Node], text: str, *, team_id: int) -> QuerySet[Node]:
     """Nodes (of team `team_id`) whose indexed text has every word of `text`, every Chinese
-    character of it and one of its Chinese bigrams at least, and every negation among its
-    function-word bigrams: 没有钱 is not 有钱, while 我的女儿 still lists 用户的女儿. Not every
+    character of it and one of its Chinese bigrams at least, and every bigram of it that
+    negates (不/没/别/未/无): 没有钱 is not 有钱, 不能吃海鲜 not 能吃海鲜, while 我的女儿 still
+    lists 用户的女儿. Not every
     bigram: one that spans two words of the query (节跳 of 圣诞节跳舞, 果冰 of 芒果冰淇淋) is rarely
     in the memory (Bart在圣诞节晚会上跳舞), and a review found such phrases listing nothing."""
     owner = (owner_token(team_id, "t"),)
-    negations = [gram for gram in function_bigrams(text) if "不" in gram or "没" in gram]
     grams = query_tokens(text)
+    # every bigram that negates (不能, 没吃, 没有): 不能吃海鲜 must not list 用户能吃海鲜
+    negations = [gram for gram in [*grams, *function_bigrams(text)] if _NEGATION.search(gram) and len(gram) > 1]
     chinese = [token for token in grams if _HAN.match(token)]
     characters = [character for token in chinese for character in token]
     required = list(dict.fromkeys([*(token for token in grams if token not in chinese), *characters, *negations]))

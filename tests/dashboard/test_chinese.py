@@ -70,3 +70,17 @@ def test_a_chinese_phrase_typed_without_spaces_finds_the_memories_that_say_its_w
     html = viewer_client.get(reverse("dashboard:memories"), {"q": typed}).content.decode()
     listed = {name for name, node in nodes.items() if node.title in html}
     assert listed == found
+
+
+@pytest.mark.parametrize("typed,found", [
+    ("不能吃海鲜", {"cannot"}), ("能吃海鲜", {"cannot", "can"}), ("没吃过榴莲", set()), ("吃过榴莲", {"can"}),
+    ("不吃香菜", {"cilantro-no"}),
+])
+def test_a_negated_phrase_never_lists_the_memories_that_say_the_opposite(viewer_client, principal, typed, found):
+    """A breaker's find: with one bigram enough, 不能吃海鲜 listed only 用户能吃海鲜，不吃辣."""
+    nodes = {"cannot": make_node(principal, title="用户不能吃海鲜"),
+             "can": make_node(principal, title="用户能吃海鲜，不吃辣，吃过榴莲，没去过泰国"),
+             "cilantro-no": make_node(principal, title="用户不吃香菜"),
+             "cilantro-yes": make_node(principal, title="用户喜欢吃香菜，不怕辣")}
+    html = viewer_client.get(reverse("dashboard:memories"), {"q": typed}).content.decode()
+    assert {name for name, node in nodes.items() if node.title in html} == found
