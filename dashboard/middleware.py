@@ -17,6 +17,7 @@ from django.http import HttpResponseBadRequest
 from django.utils.cache import add_never_cache_headers
 
 FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
 
 
 class NeverCacheMiddleware:
@@ -36,19 +37,35 @@ class FormEncodingMiddleware:
     Django decodes form bodies with errors="replace": a review posted correct-title=%ED%A0%80abc
     (a lone surrogate, as bytes) and the title was stored as "\ufffd\ufffd\ufffdabc", then
     injected under [Recent corrections]; the API refuses the same text. Browsers always send
-    UTF-8; only a hand-made request gets here. Multipart bodies are not read here (the dashboard
-    posts none); the API parses JSON itself (memory.validation)."""
+    UTF-8; only a hand-made request gets here. A multipart body is checked whole (the dashboard
+    has no file upload); a body declaring another charset is left to Django (which refuses a
+    form body that is not UTF-8 with a 400); the API parses JSON itself (memory.validation)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.method == "POST" and not request.path.startswith("/api/") \
-                and request.META.get("CONTENT_TYPE", "").split(";")[0].strip() == FORM:
-            try:
-                for pair in request.body.split(b"&"):
-                    unquote_to_bytes(pair.replace(b"+", b" ")).decode("utf-8")
-            except UnicodeDecodeError:
+        if request.method == "POST" and not request.path.startswith("/api/"):
+            kind, _, parameters = request.META.get("CONTENT_TYPE", "").partition(";")
+            kind = kind.strip().lower()  # as Django reads it
+            charset = next((value.strip().strip('"').lower() for name, _, value
+                            in (part.partition("=") for part in parameters.split(";"))
+                            if name.strip().lower() == "charset"), "utf-8")
+            if kind in (FORM, MULTIPART) and charset in ("utf-8", "utf8") and not _utf8(kind, request.body):
                 return HttpResponseBadRequest("The form holds text that is not valid UTF-8; nothing was saved.",
                                               content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+def _utf8(kind: str, body: bytes) -> bool:
+    """Whether a form body's values are UTF-8: each value percent-decoded, or, multipart, the
+    whole body (the dashboard takes no file)."""
+    try:
+        if kind == FORM:
+            for pair in body.split(b"&"):
+                unquote_to_bytes(pair.replace(b"+", b" ")).decode("utf-8")
+        else:
+            body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -337,3 +337,18 @@ def test_a_second_soft_forget_says_the_memory_is_already_forgotten(editor_client
     assert again.status_code == 409
     assert f"#{fact.pk} is already forgotten (soft)" in again.content.decode()
     assert "not one of the available choices" not in again.content.decode()
+
+
+def test_the_utf8_check_reads_the_content_type_as_django_does(editor_client, fact):
+    """A breaker's find: Application/X-WWW-Form-Urlencoded and multipart bodies passed the check
+    and were stored with U+FFFD."""
+    bad = "action=correct&correct-title=%ED%A0%80abc&correct-reason=typo"
+    response = editor_client.post(url(fact), bad, content_type="Application/X-WWW-Form-Urlencoded")
+    assert response.status_code == 400
+    boundary = "XyZ"
+    multipart = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"action\"\r\n\r\ncorrect\r\n"
+                 f"--{boundary}\r\nContent-Disposition: form-data; name=\"correct-title\"\r\n\r\n").encode() + \
+        b"\xed\xa0\x80abc" + f"\r\n--{boundary}--\r\n".encode()
+    response = editor_client.post(url(fact), multipart, content_type=f"multipart/form-data; boundary={boundary}")
+    assert response.status_code == 400
+    assert not Node.objects.filter(supersedes=fact).exists()
