@@ -120,27 +120,36 @@ def quotes(reason: str, words: list[str]) -> bool:
 
 # Words of a reason that name the memory's owner or the act, not what it said ("the user asked
 # to forget", 用户要求删除): left out when looking for what a reason shares with a memory.
+_HAN_CHARACTER = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _REASON_GENERIC = frozenset({"user", "用户", "ask", "forget", "eras", "delet", "remov", "request", "memori",
                              "remember", "忘记", "删除", "要求", "记住", "记忆", "请求"})
 
 
 def reason_quotes(reason: str, words: list[str]) -> bool:
     """Whether an audit reason says something of a forgotten memory (`words`: node_words): one
-    of them whole (quotes), or a word or a Chinese bigram of theirs other than the generic ones
-    ("user", 用户, "forget", 删除…; search tokens, so stems: "pregnant" in "erase: she is
-    pregnant (due March)" for "Caroline is pregnant, due in March", 虾过 in "hard erase 虾过敏"
-    for 用户对虾过敏). Errs towards redacting: a hard forget keeps who and when, and why only
-    when the why tells nothing of what was forgotten."""
-    from memory.search.text import query_tokens
+    of them whole (quotes); a word sharing its first five letters with one of theirs ("pregnancy"
+    in "erase: pregnancy" for "Caroline is pregnant"); the digits of a number of theirs, however
+    written ("138-0000-1111" for 13800001111); or a Chinese character of theirs that is no
+    function word (虾 in 删除虾的信息 for 用户对虾过敏). The owner and the act ("user", 用户,
+    "forget", 删除…) do not count. Errs towards redacting: a hard forget keeps who and when, and
+    why only when the why tells nothing of what was forgotten."""
+    from memory.search.text import CJK_STOP_CHARACTERS, normalize, query_tokens
 
     if quotes(reason, words):
         return True
-
-    def tokens(text: str) -> set[str]:
-        return set(query_tokens(text.replace("用户", " "), None)) - _REASON_GENERIC
-
-    said = tokens(reason)
-    return bool(said) and any(not said.isdisjoint(tokens(word)) for word in words)
+    said = normalize(reason).replace("用户", " ")
+    memory = normalize(" ".join(words)).replace("用户", " ")
+    latin = {token for token in query_tokens(said, None) if token.isalpha() and token.isascii()} - _REASON_GENERIC
+    theirs = {token for token in query_tokens(memory, None) if token.isalpha() and token.isascii()}
+    if any(len(mine) >= 5 and len(other) >= 5 and mine[:5] == other[:5] or mine == other
+           for mine in latin for other in theirs):
+        return True
+    digits = re.sub(r"\D", "", said)
+    if digits and any(run in digits for run in re.findall(r"\d{4,}", re.sub(r"(?<=\d)[\s.\-/()]+(?=\d)", "", memory))):
+        return True
+    generic = set("".join(word for word in _REASON_GENERIC if not word.isascii()))
+    characters = {character for character in said if _HAN_CHARACTER.match(character)} - CJK_STOP_CHARACTERS - generic
+    return not characters.isdisjoint(memory)
 
 
 def audit_redact_node(*, principal: Principal, node_id: int, words: list[str] = ()) -> int:

@@ -177,6 +177,9 @@ def test_a_forgotten_answer_is_not_shown_beneath_the_question_before_it(principa
     ("Caroline is pregnant, due in March", "erase: she is pregnant (due March)"),
     ("用户对虾过敏", "hard erase 虾过敏 per parent"),
     ("User's daughter goes to Lincoln Elementary", "parent asked: remove the school, Lincoln"),
+    ("Caroline is pregnant, due in March", "erase: pregnancy"),  # a breaker's: stems differ
+    ("用户每天走 12000 步", "remove the 12,000-step goal"),
+    ("用户对虾过敏", "删除虾的信息"),
 ])
 def test_a_hard_forget_redacts_a_reason_that_says_part_of_the_memory(principal, title, reason):
     """A review's find: only a reason holding the memory's whole title or content was redacted;
