@@ -213,8 +213,10 @@ def node_page(request, node_id: int):
         return _render(request, node, status=403, problem=refusal)
     if action == "forget" and request.POST.get("forget-mode") == "soft" and node.status == NodeStatus.DELETED:
         # a second submit of the same form: say so, not "soft is not one of the available choices"
-        return _render(request, node, status=409, action=action,
-                       problem=f"#{node.pk} is already forgotten (soft); restore it, or erase it for good (hard).")
+        merged = node_merged_into(principal=request.principal, node=node)
+        then = (f"it was merged into #{merged.pk}, which says it: change that one" if merged is not None
+                else "restore it, or erase it for good (hard)")
+        return _render(request, node, status=409, action=action, problem=f"#{node.pk} is already forgotten (soft); {then}.")
     form = _form(action, node, request.POST)
     if not form.is_valid():
         return _render(request, node, status=400, bound=form, action=action)

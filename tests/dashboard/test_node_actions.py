@@ -325,6 +325,9 @@ def test_a_merged_duplicate_names_the_memory_it_was_merged_into_and_offers_no_re
     html = editor_client.get(url(twin)).content.decode()
     assert 'id="merged-into"' in html and f'href="{url(survivor)}"' in html
     assert 'value="restore"' not in html
+    again = post(editor_client, Node.objects.get(pk=twin.pk), "forget", htmx=True, mode="soft", reason="dup")
+    assert again.status_code == 409
+    assert f"already forgotten (soft); it was merged into #{survivor.pk}, which says it" in again.content.decode()
     forgotten = make_node(principal, title="Deploy on Fridays")
     Node.objects.filter(pk=forgotten.pk).update(status=NodeStatus.DELETED)
     plain = editor_client.get(url(forgotten)).content.decode()
