@@ -304,9 +304,9 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
             raise Conflict(f"node {node_id} was merged into node {merged.payload.get('merged_into')}, which says it; "
                            f"restore or edit that one")
         if Node.objects.filter(team=principal.team, supersedes=node).exists():
-            return _undelete_superseded(principal, node, reason=reason)
+            return _undelete_as(principal, node, NodeStatus.SUPERSEDED, reason=reason)
         if _status_when_deleted(principal, node) == NodeStatus.EXPIRED:
-            return _undelete_expired(principal, node, reason=reason)
+            return _undelete_as(principal, node, NodeStatus.EXPIRED, reason=reason)
         holder = Node.objects.filter(team=principal.team, status=NodeStatus.ACTIVE, scope=node.scope,
                                      session_id=node.session_id, workspace_id=node.workspace_id, user_id=node.user_id,
                                      domain=node.domain, type=node.type, key=node.key, slot=node.slot).first()
@@ -322,17 +322,19 @@ def node_restore(*, principal: Principal, node_id: int, reason: str = "", worksp
     return node
 
 
-def _undelete_superseded(principal: Principal, node: Node, *, reason: str) -> Node:
-    """A deleted node that a newer version had replaced goes back to `superseded`, its place in
-    the chain: made active, it would be injected beside its successor (a newcomer's find)."""
-    node.status = NodeStatus.SUPERSEDED
+def _undelete_as(principal: Principal, node: Node, status: str, *, reason: str) -> Node:
+    """A deleted node goes back to the status it had in the chain or in time, not to active:
+    `superseded` when a newer version had replaced it (made active, it would be injected beside
+    its successor: a newcomer's find), `expired` when it had expired before it was deleted
+    (restoring undoes the forget, not the expiry: Expire, Forget, Restore made it active and
+    injected again)."""
+    node.status = status
     node.updated_at = timezone.now()
     node.version += 1
     node.save(update_fields=["status", "updated_at", "version"])
     recalled = recall_turns(principal=principal, node=node)
     audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
-                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.SUPERSEDED,
-                          "recalled_messages": recalled})
+                 payload={"previous_status": NodeStatus.DELETED, "status": status, "recalled_messages": recalled})
     return node
 
 
@@ -341,21 +343,6 @@ def _status_when_deleted(principal: Principal, node: Node) -> str:
     event = (AuditEvent.objects.filter(team=principal.team, node_id=node.pk, event_type="memory.node.deleted")
              .order_by("-pk").first())
     return (event.payload or {}).get("previous_status", "") if event is not None else ""
-
-
-def _undelete_expired(principal: Principal, node: Node, *, reason: str) -> Node:
-    """A node that had expired before it was deleted goes back to `expired`: restoring undoes
-    the forget, not the expiry (a review's find: Expire, Forget, Restore made it active and
-    injected again)."""
-    node.status = NodeStatus.EXPIRED
-    node.updated_at = timezone.now()
-    node.version += 1
-    node.save(update_fields=["status", "updated_at", "version"])
-    recalled = recall_turns(principal=principal, node=node)
-    audit_record(principal=principal, event_type="memory.node.restored", node=node, reason=reason,
-                 payload={"previous_status": NodeStatus.DELETED, "status": NodeStatus.EXPIRED,
-                          "recalled_messages": recalled})
-    return node
 
 
 def _restore_superseded(principal: Principal, node: Node, *, reason: str, workspace_id: str) -> Node:
