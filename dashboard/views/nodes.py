@@ -134,7 +134,7 @@ def _correct(principal: Principal, node: Node, form: CorrectForm) -> Done:
     # The corrected version is what those turns should have given: it cites them too, so that
     # forgetting the conversation takes it along (a review's find: a typo fix left it with no
     # source, and it outlived the conversation's hard forget) and Keep for <user> can bind it.
-    cited = list(node.source_links.order_by("position").values_list("message_id", flat=True))
+    cited = [message.pk for message in node_source_messages(principal=principal, node=node)]
     result = proposal_apply(principal=principal, proposal=Proposal(
         operation="supersede", target_id=node.pk, node={"source_message_ids": cited, **form.changes()},
         reason=form.cleaned_data["reason"],

@@ -120,7 +120,6 @@ def quotes(reason: str, words: list[str]) -> bool:
 
 # Words of a reason that name the memory's owner or the act, not what it said ("the user asked
 # to forget", 用户要求删除): left out when looking for what a reason shares with a memory.
-_HAN_CHARACTER = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _REASON_GENERIC = frozenset({"user", "用户", "ask", "forget", "eras", "delet", "remov", "request", "memori",
                              "remember", "忘记", "删除", "要求", "记住", "记忆", "请求"})
 
@@ -133,7 +132,7 @@ def reason_quotes(reason: str, words: list[str]) -> bool:
     function word (虾 in 删除虾的信息 for 用户对虾过敏). The owner and the act ("user", 用户,
     "forget", 删除…) do not count. Errs towards redacting: a hard forget keeps who and when, and
     why only when the why tells nothing of what was forgotten."""
-    from memory.search.text import CJK_STOP_CHARACTERS, normalize, query_tokens
+    from memory.search.text import CJK_RANGES, CJK_STOP_CHARACTERS, normalize, query_tokens
 
     if quotes(reason, words):
         return True
@@ -148,7 +147,7 @@ def reason_quotes(reason: str, words: list[str]) -> bool:
     if digits and any(run in digits for run in re.findall(r"\d{4,}", re.sub(r"(?<=\d)[\s.\-/()]+(?=\d)", "", memory))):
         return True
     generic = set("".join(word for word in _REASON_GENERIC if not word.isascii()))
-    characters = {character for character in said if _HAN_CHARACTER.match(character)} - CJK_STOP_CHARACTERS - generic
+    characters = set(re.findall(f"[{CJK_RANGES}]", said)) - CJK_STOP_CHARACTERS - generic
     return not characters.isdisjoint(memory)
 
 
